@@ -9,22 +9,24 @@ known to be on the host?" for the device of such a move (`device_targets.destina
 Evidence, all in the function that holds the move: `x` (through `.data`, `.detach()` and casts or
 reshapes that keep a tensor where it is) is a local name, not a parameter nor declared `global` /
 `nonlocal`, and every binding of it in the function (nested code included) is `x = <a host
-construction>`: a torch size factory without `device=` (`torch.zeros(n)`, `torch.arange(n)`), a
-legacy typed constructor (`torch.LongTensor(...)`) given sizes or literal numbers, `torch.tensor` /
-`torch.as_tensor` of literal numbers without `device=`, or `torch.from_numpy(a)`; maybe cast or
-filled in place (`.long()`, `.fill_(0)`).  Nothing sets an attribute of it (`x.data = x.data.cuda()`).
-Since Python makes a name bound anywhere in a function local to all of it, every read of `x` then
-sees one of those host tensors: a later `x.cuda()` that binds nothing leaves `x` where it is, and a
-later `x = x.cuda()` is a binding of another kind, which makes the answer "unknown".  A file that
-changes torch's default device (`torch.set_default_device`, `torch.set_default_tensor_type`,
-`with torch.device(...)`) gets no answer: its factories may build on the accelerator.
+construction>`, one that is on the host whatever torch's default device is (another file may set
+it: `torch.set_default_tensor_type('torch.cuda.FloatTensor')` makes `torch.ones(3)` a device
+tensor): a legacy typed constructor (`torch.LongTensor(...)`) given sizes or literal numbers,
+`torch.from_numpy(a)`, a torch factory or data constructor given `device="cpu"` /
+`torch.device("cpu")`, or `y.cpu()`; maybe cast or filled in place (`.long()`, `.fill_(0)`).  A size
+factory or `torch.tensor` without `device=` follows the default device: unknown; `out=` too.
 
-Or `x` is a parameter of a plain module-level `def` of a module no other file imports (nor reads
-by reflection: `script_globals.module_names_private`), whose name the file reads only as the callee
-of calls made inside functions, each giving the parameter (by position or keyword) a name that is
-such a local host tensor of its caller; nothing in the function binds the parameter again.
+And every other use of the name is a read that can neither move the tensor nor hand it to code
+that could (`x.data = ...` through a tuple, `setattr`, an alias, a helper): the move's own target,
+an operand of arithmetic or a comparison, a subscript's base, an argument of a torch function or
+of a call whose result the code uses, the receiver of a tensor method (not `set_`), `x.device` /
+`x.shape` / `x.dtype`; each maybe through `.data`.  A use of any other kind (an argument of a call
+made for its effect alone, `alias = x`, a target of any assignment, a function that calls
+`exec` / `eval` / `vars` / `locals`) makes the answer "unknown".  A file that changes torch's
+default device (`torch.set_default_device`, `torch.set_default_tensor_type`, `with
+torch.device(...)`) gets no answer either.
 
-Anything else (another parameter, an attribute, a batch) is unknown: the rules keep their behaviour.
+Anything else (a parameter, an attribute, a batch) is unknown: the rules keep their behaviour.
 ML013 asks it (a host factory moved to a host tensor's device moves nothing).
 """
 
@@ -34,9 +36,8 @@ from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 
-from memlint.analysis.bindings import bound_by, exact_names_bound_by, target_names
+from memlint.analysis.bindings import bound_by, target_names
 from memlint.analysis.precision_api import keyword
-from memlint.analysis.script_globals import module_names_private
 from memlint.analysis.tables import IN_PLACE_FILLS, LEGACY_SIZED_CONSTRUCTORS, TORCH_FACTORIES
 from memlint.analysis.walk import code_descendants, dotted_name
 
@@ -48,10 +49,15 @@ _KEEP_PLACE = frozenset({
     "float", "double", "long", "int", "half", "bfloat16", "bool", "byte", "contiguous", "view", "reshape",
     "squeeze", "unsqueeze", "permute", "transpose", "t", "clone", "detach", "flatten", "expand", "repeat",
 }) | IN_PLACE_FILLS  # fmt: skip
-# torch functions that build a tensor from data: on the host unless `device=` says otherwise, when
-# the data are literal numbers (a tensor given as data would keep its own device).
+# torch functions that build a tensor from data: on the default device unless `device=` says otherwise.
 _DATA_CONSTRUCTORS = frozenset({"tensor", "as_tensor"})
 _DEFAULT_DEVICE_SETTERS = frozenset({"set_default_device", "set_default_tensor_type"})
+# Attributes whose value is not the tensor: reading them hands nothing on.
+_METADATA = frozenset({"device", "dtype", "shape", "is_cuda", "ndim", "requires_grad"})
+# Builtins that reach a function's names by their spelling: any of them makes every answer unknown.
+_REFLECTION = frozenset({"exec", "eval", "vars", "locals", "globals", "setattr", "getattr", "delattr"})
+# The one tensor method that replaces a tensor's storage (and so may change its device) in place.
+_REPLACES_STORAGE = frozenset({"set_"})
 
 
 def follows_host_tensor(device: cst.BaseExpression, ctx: "Context") -> bool:
@@ -63,10 +69,9 @@ def follows_host_tensor(device: cst.BaseExpression, ctx: "Context") -> bool:
     root = _tensor_root(device.value)
     if function is None or root is None:
         return False
-    answer = ctx.remember(
-        "host target", root, lambda: _local_host_tensor(root.value, function, ctx) or _given_host_tensors(root.value, function, ctx)
-    )
-    return bool(answer)
+    # one answer per (name, function): every move in a long function asks the same question
+    key = ("host target", root.value, id(function))
+    return bool(ctx.memo(key, lambda: (function, _local_host_tensor(root.value, function, ctx)))[1])  # type: ignore[index]
 
 
 def _tensor_root(expr: cst.BaseExpression) -> Optional[cst.Name]:
@@ -86,94 +91,115 @@ def _local_host_tensor(name: str, function: cst.FunctionDef, ctx: "Context") -> 
     bound = False
     for node in code_descendants(function):
         kind = type(node)
-        if kind is cst.Assign and any(_sets_attribute_of(t.target, name) for t in node.targets):
-            return False  # `x.data = x.data.cuda()`
+        if kind is cst.Assign and any(_mentions(t.target, name) and type(t.target) is not cst.Name for t in node.targets):
+            return False  # `x.data = ...`, `x.data, b = ...`, `[x.data] = ...`
+        if kind in (cst.AugAssign, cst.AnnAssign, cst.Del) and _mentions(node.target, name):
+            return False
+        if kind is cst.For and _mentions(node.target, name):
+            return False
         targets = bound_by(node, parameters=True, declarations=True)
-        if not targets or not any(name in target_names(t) or _sets_attribute_of(t, name) for t in targets):
+        if not targets or not any(name in target_names(t) for t in targets):
             continue
         if kind is not cst.Assign or len(node.targets) != 1 or type(node.targets[0].target) is not cst.Name:
             return False  # a parameter, a loop's target, a `global`, an unpacking, `x += ...`: unknown
         if not _built_on_host(node.value, ctx):
             return False
         bound = True
-    return bound and not ctx.memo("default device changed", lambda: _changes_default_device(ctx.module, ctx))
-
-
-def _given_host_tensors(name: str, function: cst.FunctionDef, ctx: "Context") -> bool:
-    """Is `name` a parameter of `function`, a plain module-level `def` of a module whose names only
-    its own code reads (`script_globals.module_names_private`), that every call in the file gives a
-    local host tensor of the calling function (`_local_host_tensor` there)?  The function's name is
-    read nowhere but as the callee of those calls (not passed on, not bound again, not an
-    attribute), each call is inside a function and gives the parameter by position or keyword
-    (no `*args`, no default left to fill it), and nothing in `function` binds the parameter again."""
-    if function.decorators or not any(s is function for s in ctx.module.body) or not module_names_private(ctx):
+    if not bound or not _only_read(name, function, ctx):
         return False
-    params = function.params
-    position = next((i for i, p in enumerate((*params.posonly_params, *params.params)) if p.name.value == name), None)
-    if position is None and not any(p.name.value == name for p in params.kwonly_params):
-        return False
-    if sum(name in exact_names_bound_by(node, parameters=True, declarations=True) for node in code_descendants(function)) != 1:
-        return False  # bound again (or by a nested function's parameter): unknown
-    calls = ctx.memo(("calls by name", function.name.value), lambda: _calls_of(function.name.value, ctx.module))
-    if not calls:
-        return False
-    for call, caller in calls:  # type: ignore[attr-defined]
-        given = _argument(call, name, position)
-        if caller is None or caller is function or type(given) is not cst.Name or not _local_host_tensor(given.value, caller, ctx):
-            return False
-    return True
+    return not ctx.memo("default device changed", lambda: _changes_default_device(ctx.module, ctx))
 
 
-def _calls_of(callee: str, module: cst.Module) -> list[tuple[cst.Call, Optional[cst.FunctionDef]]]:
-    """Each `callee(...)` of the module with the module-level function or method that holds it (None
-    at module level); empty where the module reads the name `callee` otherwise, or defines it twice."""
-    mentions = sum(type(node) is cst.Name and node.value == callee for node in code_descendants(module))
-    calls: list[tuple[cst.Call, Optional[cst.FunctionDef]]] = []
-    for statement in module.body:
-        holders = [statement] if type(statement) is cst.FunctionDef else []
-        if type(statement) is cst.ClassDef:
-            holders = [s for s in statement.body.body if type(s) is cst.FunctionDef]
-        for holder in holders or [statement]:
-            for node in code_descendants(holder):
-                if type(node) is cst.Call and type(node.func) is cst.Name and node.func.value == callee:
-                    calls.append((node, holder if holders else None))
-    return calls if mentions == len(calls) + 1 else []  # the calls and the `def`'s own name, nothing else
+def _mentions(target: cst.BaseExpression, name: str) -> bool:
+    return (type(target) is cst.Name and target.value == name) or any(
+        type(n) is cst.Name and n.value == name for n in code_descendants(target)
+    )
 
 
-def _argument(call: cst.Call, name: str, position: Optional[int]) -> Optional[cst.BaseExpression]:
-    """What `call` gives the parameter `name` (at `position`, None if keyword-only), as written."""
-    if any(a.star for a in call.args):
-        return None
-    named = keyword(call, name)
-    if named is not None:
-        return named.value
-    positional = [a.value for a in call.args if a.keyword is None]
-    return positional[position] if position is not None and position < len(positional) else None
+def _only_read(name: str, function: cst.FunctionDef, ctx: "Context") -> bool:
+    """Is every use of `name` in `function` a read that can neither move its tensor nor hand it to
+    code that could?  (See the module's docstring.)  The binding `name = ...` itself counts as read."""
+    safe: set[int] = set()  # ids of the `Name` nodes whose use is harmless
+    skip: set[int] = set()  # ids of `Name` nodes that are not the variable (`a.name`, `f(name=...)`)
+    effect_calls: set[int] = set()  # calls made for their effect alone (`helper(x)` as a statement)
 
+    def read(expr: cst.BaseExpression) -> None:
+        while type(expr) is cst.Attribute and expr.attr.value == "data":
+            expr = expr.value
+        if type(expr) is cst.Name and expr.value == name:
+            safe.add(id(expr))
 
-def _sets_attribute_of(target: cst.BaseExpression, name: str) -> bool:
-    return type(target) is cst.Attribute and type(target.value) is cst.Name and target.value.value == name
+    nodes = list(code_descendants(function))
+    for node in nodes:
+        kind = type(node)
+        if kind is cst.Expr and type(node.value) is cst.Call:
+            effect_calls.add(id(node.value))
+    for node in nodes:
+        kind = type(node)
+        if kind is cst.Attribute:
+            skip.add(id(node.attr))
+            if node.attr.value in _METADATA:
+                read(node.value)
+        elif kind is cst.Arg and node.keyword is not None:
+            skip.add(id(node.keyword))
+        elif kind is cst.Assign and len(node.targets) == 1:
+            read(node.targets[0].target)  # `x = <host>` (any other binding was refused already)
+        elif kind is cst.BinaryOperation:
+            read(node.left)
+            read(node.right)
+        elif kind is cst.UnaryOperation:
+            read(node.expression)
+        elif kind is cst.Comparison:
+            read(node.left)
+            for comparison in node.comparisons:
+                read(comparison.comparator)
+        elif kind is cst.Subscript:
+            read(node.value)
+        elif kind is cst.Call:
+            callee = dotted_name(node.func) or ""
+            if callee in _REFLECTION or callee.endswith("__setattr__"):
+                return False
+            if type(node.func) is cst.Attribute and node.func.attr.value not in _REPLACES_STORAGE and not node.func.attr.value.startswith("__"):
+                read(node.func.value)  # `x.long()`, `x.data.cuda()`: a new value, `x` stays where it is
+            qualified = ctx.resolve(node.func) or ""
+            if qualified.startswith("torch.") or id(node) not in effect_calls:
+                for arg in node.args:
+                    read(arg.value)
+    return all(id(n) in safe or id(n) in skip for n in nodes if type(n) is cst.Name and n.value == name)
 
 
 def _built_on_host(value: cst.BaseExpression, ctx: "Context") -> bool:
     """A host construction (see the module's docstring), maybe cast or filled in place."""
     while type(value) is cst.Call and type(value.func) is cst.Attribute and value.func.attr.value in _KEEP_PLACE:
         value = value.func.value
-    if type(value) is not cst.Call or any(a.star == "**" for a in value.args) or keyword(value, "device") is not None:
+    if type(value) is not cst.Call or any(a.star == "**" for a in value.args) or keyword(value, "out") is not None:
         return False
+    if type(value.func) is cst.Attribute and value.func.attr.value == "cpu" and not value.args:
+        return True  # `y.cpu()`: a host copy, wherever `y` was
     qualified = ctx.resolve(value.func)
     if qualified is None or qualified.rpartition(".")[0] != "torch":
         return False
     name = qualified.rpartition(".")[2]
     positional = [a.value for a in value.args if a.keyword is None and not a.star]
+    device = keyword(value, "device")
     if name == "from_numpy":
-        return True
-    if name in TORCH_FACTORIES:
-        return True  # sizes, spread or not: the factory builds on the default device, the host
-    if name in _DATA_CONSTRUCTORS:
-        return len(positional) >= 1 and _literal_numbers(positional[0])
+        return device is None
+    if name in TORCH_FACTORIES or name in _DATA_CONSTRUCTORS:
+        return device is not None and _names_the_host(device.value, ctx)  # without it: the default device
     if name in LEGACY_SIZED_CONSTRUCTORS:
-        return bool(positional) and len(positional) == len(value.args) and all(_literal_numbers(v) or _size(v) for v in positional)
+        return (
+            device is None and bool(positional) and len(positional) == len(value.args)
+            and all(_literal_numbers(v) or _size(v) for v in positional)
+        )  # fmt: skip
+    return False
+
+
+def _names_the_host(expr: cst.BaseExpression, ctx: "Context") -> bool:
+    """`"cpu"` or `torch.device("cpu")`, written in the call."""
+    if type(expr) is cst.SimpleString:
+        return expr.evaluated_value == "cpu"
+    if type(expr) is cst.Call and ctx.resolve(expr.func) == "torch.device" and len(expr.args) == 1:
+        return type(expr.args[0].value) is cst.SimpleString and expr.args[0].value.evaluated_value == "cpu"
     return False
 
 

@@ -201,8 +201,8 @@ class HostThenDevice(Rule):
     tensor `x` moves to `x`'s device (and dtype), when the code reads `x` as a tensor (`x.shape`,
     `x.size(0)`, `x.device`: the model's `tensor_reads` fact; no fix, `device=` alone would keep the
     dtype); `.to(other)` with an argument that may be a dtype is not reported, nor is a move to the device
-    of a tensor its function builds on the host (`src = torch.LongTensor([[1, 2, 3]])`, never rebound, then
-    `torch.zeros(1, 1).type_as(src)`: a dtype cast, nothing moves). A cast to an
+    of a tensor its function builds on the host whatever the default device (`src = torch.LongTensor([[1, 2, 3]])`,
+    never rebound nor handed on, then `torch.zeros(1, 1).type_as(src)`: a dtype cast, nothing moves). A cast to an
     accelerator's legacy type, `.type(torch.cuda.FloatTensor)`, is a move to the current GPU (no fix). Code behind an `if` in a loop or a per-step
     function is not reported, unless the `if` only asks whether the accelerator is used
     (`if torch.cuda.is_available():`, `if self.cuda:`, `if use_gpu:`) or chooses among the run's
@@ -4309,11 +4309,11 @@ def run(model):
         decode(model, 9)
 """
         ),
-        Valid(  # `.to(w.device)` with `w = torch.tensor([...])` of literal numbers and no `device=`: the host's device, nothing moves
+        Valid(  # `.to(w.device)` with `w` built with `device="cpu"` written in the call: on the host whatever the default device, nothing moves
             """
 import torch
 def smooth(model, loader, optimizer):
-    weights = torch.tensor([0.25, 0.5, 0.25])
+    weights = torch.tensor([0.25, 0.5, 0.25], device="cpu")
     for x, y in loader:
         x, y = x.cuda(), y.cuda()
         noise = torch.randn(3).to(weights.device)
@@ -4324,8 +4324,128 @@ def smooth(model, loader, optimizer):
         ),
     ]
 
-    VALID += [
-        Valid(  # the target is a parameter that every call in the file (a private module) gives a host-built local
+    INVALID += [
+        Invalid(  # `torch.ones(3)` follows torch's default device, which another file may set to the accelerator: where the target lives is unknown
+            """
+import torch
+def smooth(model, loader, optimizer):
+    weights = torch.ones(3)
+    for x, y in loader:
+        x, y = x.cuda(), y.cuda()
+        noise = torch.randn(3).to(weights.device)
+        loss = model(x, weights + noise).mean()
+        loss.backward()
+        optimizer.step()
+""",
+            line=6,
+            column=17,
+            unsafe=True,
+            fixed="""
+import torch
+def smooth(model, loader, optimizer):
+    weights = torch.ones(3)
+    for x, y in loader:
+        x, y = x.cuda(), y.cuda()
+        noise = torch.randn(3, device=weights.device)
+        loss = model(x, weights + noise).mean()
+        loss.backward()
+        optimizer.step()
+""",
+        ),
+        Invalid(  # the host-built target's `.data` is moved through a tuple assignment: it may be on the device
+            """
+import torch
+def smooth(model, loader, optimizer):
+    weights = torch.FloatTensor([0.25, 0.5, 0.25])
+    weights.data, scale = weights.data.cuda(), 2
+    for x, y in loader:
+        x, y = x.cuda(), y.cuda()
+        noise = torch.randn(3).to(weights.device)
+        loss = model(x, weights + noise).mean()
+        loss.backward()
+        optimizer.step()
+""",
+            line=7,
+            column=17,
+            unsafe=True,
+            fixed="""
+import torch
+def smooth(model, loader, optimizer):
+    weights = torch.FloatTensor([0.25, 0.5, 0.25])
+    weights.data, scale = weights.data.cuda(), 2
+    for x, y in loader:
+        x, y = x.cuda(), y.cuda()
+        noise = torch.randn(3, device=weights.device)
+        loss = model(x, weights + noise).mean()
+        loss.backward()
+        optimizer.step()
+""",
+        ),
+        Invalid(  # an alias of the host-built target has its `.data` moved: the target may be on the device
+            """
+import torch
+def smooth(model, loader, optimizer):
+    weights = torch.FloatTensor([0.25, 0.5, 0.25])
+    same = weights
+    same.data = same.data.cuda()
+    for x, y in loader:
+        x, y = x.cuda(), y.cuda()
+        noise = torch.randn(3).to(weights.device)
+        loss = model(x, weights + noise).mean()
+        loss.backward()
+        optimizer.step()
+""",
+            line=8,
+            column=17,
+            unsafe=True,
+            fixed="""
+import torch
+def smooth(model, loader, optimizer):
+    weights = torch.FloatTensor([0.25, 0.5, 0.25])
+    same = weights
+    same.data = same.data.cuda()
+    for x, y in loader:
+        x, y = x.cuda(), y.cuda()
+        noise = torch.randn(3, device=weights.device)
+        loss = model(x, weights + noise).mean()
+        loss.backward()
+        optimizer.step()
+""",
+        ),
+        Invalid(  # the host-built target is handed to a helper called for its effect, which may move its `.data`
+            """
+import torch
+def to_device_(t):
+    t.data = t.data.cuda()
+def smooth(model, loader, optimizer):
+    weights = torch.FloatTensor([0.25, 0.5, 0.25])
+    to_device_(weights)
+    for x, y in loader:
+        x, y = x.cuda(), y.cuda()
+        noise = torch.randn(3).to(weights.device)
+        loss = model(x, weights + noise).mean()
+        loss.backward()
+        optimizer.step()
+""",
+            line=9,
+            column=17,
+            unsafe=True,
+            fixed="""
+import torch
+def to_device_(t):
+    t.data = t.data.cuda()
+def smooth(model, loader, optimizer):
+    weights = torch.FloatTensor([0.25, 0.5, 0.25])
+    to_device_(weights)
+    for x, y in loader:
+        x, y = x.cuda(), y.cuda()
+        noise = torch.randn(3, device=weights.device)
+        loss = model(x, weights + noise).mean()
+        loss.backward()
+        optimizer.step()
+""",
+        ),
+        Invalid(  # the parameter's callers all give it a host-built local, yet a parameter stays unknown (a caller may be out of sight)
             """
 import torch
 def decode(model, src, steps):
@@ -4336,7 +4456,10 @@ def decode(model, src, steps):
 def demo(model):
     src = torch.LongTensor([[0, 1, 2, 3]])
     print(decode(model, src, steps=4))
-"""
+""",
+            line=5,
+            column=31,
+            message="on every loop iteration",
         ),
     ]
 
