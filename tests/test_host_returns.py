@@ -19,6 +19,7 @@ FRESH = {
     "a reshape and arithmetic with a number": "def f(n):\n    return torch.arange(n).view(-1, 1).float() / 2\n",
     "every branch fresh": "def f(n, square):\n    if square:\n        return torch.zeros(n, n)\n    return torch.zeros(n)\n",
     "through an import alias": "import torch as T\ndef f(n):\n    return T.randn(n).tril()\n",
+    "in-place fills with numbers": "def f(n):\n    m = torch.empty(n)\n    m.fill_(1.0)\n    m.zero_()\n    return m\n",
     "an index of it (a one-hot embedding)": "def f(labels, n):\n    y = torch.eye(n)\n    return y[labels]\n",
     "elementwise functions and a parameter defaulting to a number": """
         def f(shape, eps=1e-10):
@@ -77,6 +78,11 @@ NOT_FRESH = {
     "a helper that reshapes a parameter rebound in a branch": (
         "def g(x, d=None):\n    if d:\n        x = x.to(d)\n    return x.view(-1)\ndef f(n):\n    return g(torch.zeros(n))\n"
     ),
+    "data written in by an in-place method": "def f(labels, n):\n    m = torch.zeros(len(labels), n)\n    m.scatter_(1, labels.view(-1, 1), 1)\n    return m\n",
+    "a tensor copied in, then reshaped": "def f(v, n):\n    m = torch.zeros(n, 4)\n    m.copy_(v)\n    m = m.view(-1)\n    return m\n",
+    "a fill with a tensor": "def f(v, n):\n    m = torch.zeros(n)\n    m.fill_(v)\n    return m\n",
+    "a decorated function (a cache)": "import functools\n@functools.lru_cache()\ndef f(n):\n    return torch.ones(n)\n",
+    "more number fills than are read": "def f(n):\n    m = torch.zeros(n)\n" + "".join(f"    m[{i}] = {i}\n" for i in range(5)) + "    return m\n",
     "a masked fill with a tensor": "def f(n, v):\n    m = torch.zeros(n)\n    return m.masked_fill(m == 0, v)\n",
 }
 

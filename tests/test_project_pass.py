@@ -3974,3 +3974,28 @@ def test_a_wrapper_region_in_a_function_that_calls_a_backpropagating_method_is_n
     """)
     found = [f for f in _findings(".") if f[1] == "ML002"]
     assert found == [("run.py", "ML002", 21)]
+
+
+def test_a_method_a_subclass_of_another_file_overrides_is_no_fresh_helper(project):
+    # `self.band(n)` of the base class may reach the subclass's own `band`, which gives back a kept
+    # tensor: the call is no host helper's, whatever the base class's body makes
+    write(project / "base.py", """
+        import torch
+        import torch.nn as nn
+
+        class Head(nn.Module):
+            def band(self, n):
+                return torch.ones(n, n).triu()
+
+            def forward(self, x):
+                return x @ self.band(x.shape[-1]).to(x.device)
+    """)
+    write(project / "kept.py", """
+        from base import Head
+
+        class KeptHead(Head):
+            def band(self, n):
+                return self.bands[n]
+    """)
+    assert _findings(".") == []
+    assert _findings("base.py") == [("base.py", "ML013", 9)]  # alone, base.py knows no override

@@ -15,7 +15,10 @@ the calls in a project pass it on), arithmetic of two such tensors (`m.unsqueeze
 a `masked_fill` of one by a comparison of one with a number (a Swin window mask's `-100.0`), a helper
 that returns a reshape of its argument (`window_partition(img_mask, ws)`: `passes`, `reshaped_parameter`).
 A name bound more than once counts where every binding is a plain `name = ...` of the function's own
-body (straight-line code): the binding before the read is the value read.  A function that may return a tensor on the device (`device=` given
+body (straight-line code): the binding before the read is the value read.  A tensor that data may be
+written into in place (`m[labels] = 1`, `hot.scatter_(1, y, 1)`, `m.copy_(src)`: any in-place method
+but a fill with a number literal) is not fresh, nor is a decorated function's result (a cache may
+give back a kept tensor).  A function that may return a tensor on the device (`device=` given
 to the factory, a `.to(...)` in one branch, a parameter returned in another) is not: the analysis
 cannot tell where its result lives, so the rule stays silent.
 """
@@ -40,6 +43,9 @@ Passes = Callable[[ast.Call], Optional[ast.AST]]
 # `masked_fill(mask, value)`: a new tensor where the receiver is, `value` written where `mask` holds.
 _MASKED_FILLS = frozenset({"masked_fill"})
 _NUMBER_CASTS = frozenset({"float", "int"})
+# A function with more subscript writes than this is not read for number fills (each reading walks
+# the function: a Swin mask has one or two; a long hand-written table is data anyway).
+_FILLS_READ = 4
 
 
 def returns_fresh_host_tensor(
@@ -51,6 +57,8 @@ def returns_fresh_host_tensor(
     assignment: the name holds that value; none: bound some other way, a parameter say); `function`,
     the function's node, gives the parameters that default to a number (`_NumberParameters`) and the
     straight-line rebindings (`_Rebindings`); `passes` the helpers that return a reshape of an argument."""
+    if getattr(function, "decorator_list", None):
+        return False  # `@functools.lru_cache`, a property: a call may give back a kept tensor, or not the body's
     numbers = _NumberParameters(function)
     numbers.passes = passes
     return bool(returns) and all(r.value is not None and _fresh(r.value, qualify, bindings, numbers, 0) for r in returns)
@@ -211,6 +219,7 @@ class _Rebindings:
     def __init__(self, function: Optional[ast.AST]) -> None:
         self._function = function
         self._found: Optional[dict[str, list[ast.Assign]]] = None
+        self._written: set[str] = set()
 
     def _index(self) -> dict[str, list[ast.Assign]]:
         if self._found is None:
@@ -223,23 +232,40 @@ class _Rebindings:
                         found.setdefault(statement.targets[0].id, []).append(statement)
                         plain.add(id(statement.targets[0]))
                 other: set[str] = set()
+                fills: list[tuple[str, ast.Assign]] = []
                 for node in _own_nodes(function):
                     if type(node) is ast.Name and type(node.ctx) is not ast.Load and id(node) not in plain:
                         other.add(node.id)
                     elif type(node) in (ast.Assign, ast.AugAssign, ast.Delete):
                         for target in getattr(node, "targets", None) or [getattr(node, "target")]:
                             written = _written_name(target)
-                            if written is not None and not (type(node) is ast.Assign and _number_fill(node, function)):
-                                other.add(written)  # data, or a value of unknown kind, written into it
+                            if written is not None and type(node) is ast.Assign:
+                                fills.append((written, node))  # a number fill, or data: read below
+                            elif written is not None:
+                                self._written.add(written)
+                    elif type(node) is ast.Call and type(node.func) is ast.Attribute and type(node.func.value) is ast.Name:  # type: ignore[attr-defined]
+                        if _data_method(node):
+                            self._written.add(node.func.value.id)  # type: ignore[attr-defined]  # `hot.scatter_(1, y, 1)`
                     elif type(node) in (ast.Global, ast.Nonlocal):
                         other.update(node.names)  # type: ignore[attr-defined]
                     elif type(node) in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
                         other.add(node.name)  # type: ignore[attr-defined]
+                read = len(fills) <= _FILLS_READ
+                for written, assign in fills:
+                    if not (read and _number_fill(assign, function)):
+                        self._written.add(written)  # data, or a value of unknown kind, written into it
+                other |= self._written
                 for name in other:
                     found.pop(name, None)
                     found[name] = []  # bound some other way too: no straight-line value
             self._found = found
         return self._found
+
+    def written(self, name: str) -> bool:
+        """Is data (or a value of unknown kind) written into the tensor `name` holds, in place:
+        `m[labels] = 1`, `m[:, 0:2] = v`, `hot.scatter_(1, y, 1)`, `m.copy_(src)`?"""
+        self._index()
+        return name in self._written
 
     def straight(self, name: str) -> bool:
         """Is `name` bound only by plain top-level assignments (or not at all) in the function?"""
@@ -297,6 +323,8 @@ def _fresh(expr: ast.AST, qualify: Qualify, bindings: Bindings, numbers: "_Numbe
     if kind is ast.Subscript:  # `torch.eye(n)[labels]`, `t[:, 1:]`: a part of a host tensor stays on the host
         return _fresh(expr.value, qualify, bindings, numbers, depth + 1)  # type: ignore[attr-defined]
     if kind is ast.Name:
+        if numbers.rebindings.written(expr.id):  # type: ignore[attr-defined]
+            return False  # its values come from data written in place, not from the factory alone
         assigned = bindings.get(expr.id)  # type: ignore[attr-defined]
         if assigned and len(assigned) == 1 and type(assigned[0].targets[0]) is ast.Name:
             return _fresh(assigned[0].value, qualify, bindings, numbers, depth + 1)
@@ -344,6 +372,19 @@ def _fresh(expr: ast.AST, qualify: Qualify, bindings: Bindings, numbers: "_Numbe
         # `m.masked_fill(m != 0, -100.0)`: the mask a host tensor too (a comparison of one with a number)
         return _fresh(arguments[0], qualify, bindings, numbers, depth + 1) and _fresh(func.value, qualify, bindings, numbers, depth + 1)
     return False
+
+
+def _data_method(call: ast.Call) -> bool:
+    """An in-place tensor method (`scatter_`, `copy_`, `add_`: a name ending in `_`, not a dunder)
+    other than a fill with a number literal (`fill_(0)`, `zero_()`): it may write data."""
+    method = call.func.attr  # type: ignore[attr-defined]
+    if not method.endswith("_") or method.startswith("__"):
+        return False
+    if method == "zero_":
+        return bool(call.args or call.keywords)
+    if method == "fill_":
+        return not (len(call.args) == 1 and not call.keywords and _is_number(call.args[0]))
+    return True
 
 
 def _dtype_cast(call: ast.Call, qualify: Qualify) -> bool:

@@ -428,6 +428,7 @@ class Project:
         `module_names`, when the caller has them already."""
         names = names if names is not None else module_names([path for path, _, _ in files])
         self.files: list[Optional[_File]] = []
+        self._unfresh_methods: Optional[set[str]] = None  # `_every_method_fresh`
         self._modules: dict[str, list[int]] = {}
         aliases: dict[str, list[int]] = {}
         for index, (path, shown, summary) in enumerate(files):
@@ -1685,8 +1686,8 @@ class Project:
         for key, record in self.files[index].summary["functions"].items():  # type: ignore[union-attr]
             for ref, *_ in record.get("calls", ()):
                 if ref[0] == "s" and field == "fresh" and "." in key:
-                    if not self._every_method_has(index, ref[1], field):
-                        continue  # another class of the file (a subclass, say) has its own, which `self` may reach
+                    if not self._every_method_fresh(ref[1]):
+                        continue  # another class (a subclass, here or in another file) has its own, which `self` may reach
                     written = f"{key.partition('.')[0]}.{ref[1]}"  # `self.create_mask(H, W)` in a method of the class
                 elif ref[0] in ("n", "d"):
                     written = ref[1]
@@ -1699,10 +1700,15 @@ class Project:
                     found.add(written)
         return frozenset(found)
 
-    def _every_method_has(self, index: int, method: str, field: str) -> bool:
-        """Does every method named `method` of file `index`'s classes have `field` in its record?"""
-        functions = self.files[index].summary["functions"]  # type: ignore[union-attr]
-        return all(record.get(field) for key, record in functions.items() if key.count(".") == 1 and key.endswith(f".{method}"))
+    def _every_method_fresh(self, method: str) -> bool:
+        """Is every method named `method` of the project's classes (in any file) `fresh`?  A
+        subclass in another file may override it (`CachedBlock.make_mask` returning a kept tensor),
+        and `self.make_mask(...)` may reach that one.  The names found once, on the first question."""
+        if self._unfresh_methods is None:
+            self._unfresh_methods = {
+                key.partition(".")[2] for _, key, record in self._functions() if key.count(".") == 1 and not record.get("fresh")
+            }
+        return method not in self._unfresh_methods
 
     def _reaching(self, own: Callable[[tuple, dict], bool]) -> set[tuple]:
         """The functions for which `own(function, record)` holds, or that call one (any call the

@@ -4463,6 +4463,49 @@ def demo(model):
         ),
     ]
 
+    VALID += [
+        Valid(  # a helper's zeros get labels written in by an in-place method (a one-hot): data, not a fresh host tensor
+            """
+import torch
+import torch.nn as nn
+def encode(labels, width):
+    table = torch.zeros(len(labels), width)
+    table.scatter_(1, labels.unsqueeze(1), 1.0)
+    return table
+class Head(nn.Module):
+    def forward(self, x, labels):
+        return x * encode(labels, 8).cuda()
+"""
+        ),
+        Valid(  # a method copies a caller's tensor into its zeros, then reshapes them: data, not a fresh host tensor
+            """
+import torch
+import torch.nn as nn
+class Head(nn.Module):
+    def grid(self, rows, cols, values):
+        g = torch.zeros(rows, cols)
+        g.copy_(values)
+        g = g.flatten()
+        return g
+    def forward(self, x):
+        return x + self.grid(2, 3, x[:2, :3]).to(x.device).sum()
+"""
+        ),
+        Valid(  # a cached method (any decorator): a call may give back a tensor made on an earlier call, not a new one
+            """
+import functools
+import torch
+import torch.nn as nn
+class Head(nn.Module):
+    @functools.lru_cache()
+    def band(self, n):
+        return torch.ones(n, n).triu()
+    def forward(self, x):
+        return x @ self.band(x.shape[-1]).to(x.device)
+"""
+        ),
+    ]
+
     INVALID += [
         Invalid(  # one call gives the parameter a batch moved to the device: where the target lives is unknown
             """
