@@ -323,13 +323,15 @@ def _fresh(expr: ast.AST, qualify: Qualify, bindings: Bindings, numbers: "_Numbe
     if kind is ast.Subscript:  # `torch.eye(n)[labels]`, `t[:, 1:]`: a part of a host tensor stays on the host
         return _fresh(expr.value, qualify, bindings, numbers, depth + 1)  # type: ignore[attr-defined]
     if kind is ast.Name:
+        assigned = bindings.get(expr.id)  # type: ignore[attr-defined]
+        if assigned is None:
+            return False  # not bound here (no walk of the function for it)
         if numbers.rebindings.written(expr.id):  # type: ignore[attr-defined]
             return False  # its values come from data written in place, not from the factory alone
-        assigned = bindings.get(expr.id)  # type: ignore[attr-defined]
         if assigned and len(assigned) == 1 and type(assigned[0].targets[0]) is ast.Name:
             return _fresh(assigned[0].value, qualify, bindings, numbers, depth + 1)
-        if assigned is None or expr.id in numbers.parameters():  # type: ignore[attr-defined]
-            return False  # not bound here, or a parameter: whatever the caller gives (and no walk of the function for it)
+        if expr.id in numbers.parameters():  # type: ignore[attr-defined]
+            return False  # a parameter: whatever the caller gives
         value = numbers.rebindings.before(expr)  # type: ignore[arg-type]  # `m = m.view(-1, n)`: straight-line code, maybe number fills
         if value is None:
             return False  # a parameter, a loop variable, a name bound in branches: it may hold anything

@@ -1598,6 +1598,9 @@ class _Summary:
     def _train_through_own_methods(self, owner: str, methods: dict[str, ast.AST]) -> None:
         """Give `mode` "train" to each method of class `owner` that calls (`self.m(...)`), directly or
         through others, a method of the class that may train ("train" wins over anything else)."""
+        trains = {name for name in methods if (self.functions.get(f"{owner}.{name}") or {}).get("mode") == "train"}
+        if not trains:
+            return  # (nothing to spread: most classes; their methods are not walked again)
         callees: dict[str, set[str]] = {}
         for name, node in methods.items():
             positional = [*node.args.posonlyargs, *node.args.args]  # type: ignore[attr-defined]
@@ -1608,8 +1611,7 @@ class _Summary:
                 n.func.attr for n in ast.walk(node)
                 if type(n) is ast.Call and type(n.func) is ast.Attribute and type(n.func.value) is ast.Name and n.func.value.id == own and n.func.attr in methods
             }  # fmt: skip
-        trains = {name for name in methods if (self.functions.get(f"{owner}.{name}") or {}).get("mode") == "train"}
-        changed = bool(trains)
+        changed = True
         while changed:
             changed = False
             for name, called in callees.items():
