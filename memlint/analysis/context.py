@@ -755,7 +755,7 @@ class Context:
             return False  # a nested function: an enclosing one may define the callee's name again
         caller = next((f.node for f in reversed(self.frames) if f.kind != "class"), None)
         found = self.model.returned_element_sources(
-            call, caller if type(caller) is cst.FunctionDef else None, self.frame.class_name, self.module_classes
+            call, caller if type(caller) is cst.FunctionDef else None, self.module_classes
         )
         elements = target.elements  # type: ignore[attr-defined]
         if found is None or any(type(e.value) is cst.StarredElement for e in elements):
@@ -788,7 +788,7 @@ class Context:
             return values.tensor(True)
         return values.tensor(False) if None not in graphs else values.UNKNOWN
 
-    def _give_evidenced_history(self, node: cst.Assign, decided: set[str] = frozenset()) -> None:  # type: ignore[assignment]
+    def _give_evidenced_history(self, node: cst.Assign, decided: set[str]) -> None:
         """Direct evidence beats not knowing: a name the file backpropagates later (`loss.backward()`),
         or another result of the call that produced it, carries history even where its valuation
         cannot tell (a loss function of another file, a call the project pass summarised as returning

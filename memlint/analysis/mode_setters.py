@@ -65,7 +65,7 @@ def _puts_held_model_in_eval(call: ast.Call, self_name: str) -> bool:
     if func.attr == "eval":
         if call.args or call.keywords:
             return False
-    elif func.attr != "train" or not _literal_false(call):
+    elif func.attr != "train" or not literal_false(call):
         return False
     receiver = func.value
     while type(receiver) is ast.Attribute:
@@ -73,7 +73,8 @@ def _puts_held_model_in_eval(call: ast.Call, self_name: str) -> bool:
     return type(receiver) is ast.Name and receiver.id == self_name
 
 
-def _literal_false(call: ast.Call) -> bool:
+def literal_false(call: ast.Call) -> bool:
+    """`X.train(False)` / `X.train(mode=False)`: the call puts X in eval mode."""
     arguments = [*call.args, *(k.value for k in call.keywords if k.arg == "mode")]
     return len(arguments) == 1 and len(call.args) + len(call.keywords) == 1 and type(arguments[0]) is ast.Constant and arguments[0].value is False
 

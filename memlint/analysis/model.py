@@ -195,14 +195,14 @@ class SemanticModel:
         return positions.get(owner) if owner is not None else None
 
     def returned_element_sources(
-        self, call: cst.Call, caller: Optional[cst.FunctionDef], class_name: Optional[str], module_classes: Iterable[str]
+        self, call: cst.Call, caller: Optional[cst.FunctionDef], module_classes: Iterable[str]
     ) -> Optional[tuple[tuple[returned_elements.Sources, ...], list]]:
         """Where the file shows every definition `call` may run and each returns a tuple display of
         one length: per position, the callee parameters an element may take history from (None:
         history of its own), with those definitions (analysis/returned_elements.py)."""
         if self._callee_index is None:
             self._callee_index = returned_elements.CalleeIndex(self.module, self._instances(), self._text)
-        definitions = self._callee_index.definitions(call, caller, class_name, frozenset(module_classes))
+        definitions = self._callee_index.definitions(call, caller, frozenset(module_classes))
         return self._callee_index.combined_sources(definitions) if definitions else None
 
     def _instances(self) -> dict[str, Optional[str]]:

@@ -168,18 +168,16 @@ class CalleeIndex:
         self._locals: dict[int, set[str]] = {}  # id(caller) -> the names it binds
         self._sources: dict[int, Optional[tuple[Sources, ...]]] = {}  # id(def) -> element_sources
 
-    def _file_uses(self) -> tuple[dict[str, list[cst.Call]], set[str], set[str], list[cst.ClassDef]]:
+    def _file_uses(self) -> tuple[dict[str, list[cst.Call]], set[str], set[str]]:
         """One walk of the whole file, only when a call may reach a method or a handed instance:
         each module-level function's calls; the functions whose name is read otherwise too (as a
         value, or as an attribute's name: their callers are not all seen); the attribute names some
-        assignment sets on an object (`self.step = fn`: such a method may be replaced on an
-        instance; "*" with `setattr`, any may); every class of the file, nested ones too."""
+        assignment sets on an object (`self.step = fn`; "*" with `setattr`, any may)."""
         if self._uses is not None:
             return self._uses
         calls: dict[str, list[cst.Call]] = {}
         escaping: set[str] = set()
         replaced: set[str] = set()
-        classes: list[cst.ClassDef] = []
         callees = {id(f.name) for f in self.functions.values()}  # (a `def`'s own name is no read)
         for node in code_descendants(self._module):
             kind = type(node)
@@ -193,8 +191,6 @@ class CalleeIndex:
                         targets.extend(e.value for e in target.elements)  # type: ignore[attr-defined]
                     elif type(target) is cst.StarredElement:
                         targets.append(target.value)  # type: ignore[attr-defined]
-            elif kind is cst.ClassDef:
-                classes.append(node)  # type: ignore[arg-type]
             elif kind is cst.Call and type(node.func) is cst.Name and node.func.value in self.functions:  # type: ignore[attr-defined]
                 calls.setdefault(node.func.value, []).append(node)  # type: ignore[attr-defined]
                 callees.add(id(node.func))  # type: ignore[attr-defined]
@@ -203,7 +199,7 @@ class CalleeIndex:
                     replaced.add("*")
                 elif node.value in self.functions and id(node) not in callees:  # type: ignore[attr-defined]
                     escaping.add(node.value)  # type: ignore[attr-defined]
-        self._uses = (calls, escaping, replaced, classes)
+        self._uses = (calls, escaping, replaced)
         return self._uses
 
     def element_sources(self, function: cst.FunctionDef) -> Optional[tuple[Sources, ...]]:
@@ -213,7 +209,7 @@ class CalleeIndex:
         return self._sources[key]
 
     def definitions(
-        self, call: cst.Call, caller: Optional[cst.FunctionDef], class_name: Optional[str], module_classes: frozenset[str]
+        self, call: cst.Call, caller: Optional[cst.FunctionDef], module_classes: frozenset[str]
     ) -> Optional[list[tuple[cst.FunctionDef, int]]]:
         """The definitions `call` may run, each with how many of its parameters the call does not
         fill (1: `self`), or None where the file does not show them all."""
@@ -254,7 +250,7 @@ class CalleeIndex:
         owner = caller.name.value
         if self.functions.get(owner) is not caller:
             return None
-        calls, escaping, _, _ = self._file_uses()
+        calls, escaping, _ = self._file_uses()
         if owner in escaping or not calls.get(owner):
             return None
         params = caller.params
@@ -279,22 +275,18 @@ class CalleeIndex:
     def combined_sources(self, definitions: list[tuple[cst.FunctionDef, int]]) -> Optional[tuple[tuple[Sources, ...], list[tuple[cst.FunctionDef, int]]]]:
         """Per position, what every definition's element there may carry history from (None where
         one may carry its own), or None where they disagree on the tuple's length or one is not known."""
-        return _combined(definitions, self.element_sources)
-
-
-def _combined(definitions: list[tuple[cst.FunctionDef, int]], read) -> Optional[tuple[tuple[Sources, ...], list[tuple[cst.FunctionDef, int]]]]:
-    combined: Optional[list[Sources]] = None
-    for function, _ in definitions:
-        sources = read(function)
-        if sources is None:
-            return None
-        if combined is None:
-            combined = list(sources)
-        elif len(combined) != len(sources):
-            return None
-        else:
-            combined = [_union((a, b)) for a, b in zip(combined, sources)]
-    return (tuple(combined), definitions) if combined is not None else None
+        combined: Optional[list[Sources]] = None
+        for function, _ in definitions:
+            sources = self.element_sources(function)
+            if sources is None:
+                return None
+            if combined is None:
+                combined = list(sources)
+            elif len(combined) != len(sources):
+                return None
+            else:
+                combined = [_union((a, b)) for a, b in zip(combined, sources)]
+        return (tuple(combined), definitions) if combined is not None else None
 
 
 def handed_argument(call: cst.Call, function: cst.FunctionDef, skipped: int, parameter: str) -> Optional[cst.BaseExpression]:

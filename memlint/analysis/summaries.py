@@ -100,7 +100,7 @@ from memlint.analysis.frozen_arguments import BINDING_NODES, binding_lines, free
 from memlint.analysis.flag_arguments import arguments_on, constructor_flags, default_false_flags
 from memlint.analysis.given_history import given_history_ends, may_fall_through
 from memlint.analysis.host_returns import reshaped_parameter, returns_fresh_host_tensor
-from memlint.analysis.mode_setters import held_models, held_models_evaled, only_puts_held_models_in_eval
+from memlint.analysis.mode_setters import held_models, held_models_evaled, literal_false, only_puts_held_models_in_eval
 from memlint.analysis.naming import BATCH_SOURCE, DRAWS_DATA, OPTIMIZER_NAME, dotted, is_forward_name, named_like_model, steps_each_optimizer
 from memlint.analysis.optimizers import builds_optimizer
 from memlint.analysis.registries import filled_imports, registry_callee, registry_dicts
@@ -789,7 +789,7 @@ class _Summary:
                 model = True
             elif attr == "eval" and not call.args and not call.keywords:
                 evals = True
-            elif attr == "train" and _literal_false(call):
+            elif attr == "train" and literal_false(call):
                 evals = True
             elif attr == "train":
                 to_train = True  # `X.train()`, `X.train(mode)`: maybe training mode (a method's `mode`)
@@ -2265,12 +2265,6 @@ def _on_self(target: ast.AST) -> bool:
     while type(target) is ast.Subscript:
         target = target.value  # type: ignore[attr-defined]
     return type(target) is ast.Attribute and type(target.value) is ast.Name and target.value.id == "self"  # type: ignore[attr-defined]
-
-
-def _literal_false(call: ast.Call) -> bool:
-    """`X.train(False)` / `X.train(mode=False)`: the call puts X in eval mode."""
-    arguments = [*call.args, *(k.value for k in call.keywords if k.arg == "mode")]
-    return len(arguments) == 1 and len(call.args) + len(call.keywords) == 1 and type(arguments[0]) is ast.Constant and arguments[0].value is False  # type: ignore[attr-defined]
 
 
 def _note_update(record: dict, func: ast.AST) -> None:

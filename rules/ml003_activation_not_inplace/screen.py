@@ -191,16 +191,20 @@ def _loop_variables(source: Source) -> set[str]:
 
 def _attributes_holding_layers(source: Source) -> set[str]:
     """`self.<attr>` assigned a layer that does not save its output (`self.fc = nn.Linear(...)`, also
-    through a wrapper: `layer_init(nn.Linear(...))`), a `ModuleList(...)` (which may hold them), or
-    assigned a name (which may hold one)."""
+    through a wrapper: `layer_init(nn.Linear(...))`), a `ModuleList(...)` (which may hold them), a
+    name (which may hold one), or what a method of the class builds (`self.layer3 =
+    self._make_layer(...)`: a stage of blocks, analysis/helper_sequentials.py); or holding one under a
+    key (`self.convs["a"] = nn.Conv2d(...)`: analysis/layer_dicts.py)."""
     layer_names = source.names_for(FRESH_OUTPUT_LAYERS) | source.names_for(["ModuleList"]) | _norm_names(source) | _module_classes(source)
     found: set[str] = set()
     for node in source.nodes(ast.Assign, ast.AnnAssign):
         value = node.value  # type: ignore[attr-defined]
-        if not (isinstance(value, ast.Name) or (isinstance(value, ast.Call) and _layer_of(value) & layer_names)):
+        built_by_method = isinstance(value, ast.Call) and is_self_attribute(value.func)
+        if not (isinstance(value, ast.Name) or built_by_method or (isinstance(value, ast.Call) and _layer_of(value) & layer_names)):
             continue
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]  # type: ignore[attr-defined]
         found.update(t.attr for t in targets if is_self_attribute(t))
+        found.update(t.value.attr for t in targets if isinstance(t, ast.Subscript) and is_self_attribute(t.value))  # type: ignore[attr-defined]
     return found
 
 
