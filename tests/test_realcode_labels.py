@@ -80,6 +80,9 @@ TWENTIETH_LABELS_FILE = REPO / "bench" / "labels" / "realcode_twentieth.csv"
 # The twenty-first part: issue 27's fifteenth sealed set, judged at 8cf48e7 and then joined to the corpus.
 TWENTYFIRST_REPOS_FILE = REPO / "bench" / "realcode_twentyfirst.toml"
 TWENTYFIRST_LABELS_FILE = REPO / "bench" / "labels" / "realcode_twentyfirst.csv"
+# The twenty-second part: issue 27's sixteenth sealed set, judged at 58db6de and then joined to the corpus.
+TWENTYSECOND_REPOS_FILE = REPO / "bench" / "realcode_twentysecond.toml"
+TWENTYSECOND_LABELS_FILE = REPO / "bench" / "labels" / "realcode_twentysecond.csv"
 PARTS = [
     (REPOS_FILE, LABELS_FILE),
     (HELDOUT_REPOS_FILE, HELDOUT_LABELS_FILE),
@@ -102,11 +105,12 @@ PARTS = [
     (NINETEENTH_REPOS_FILE, NINETEENTH_LABELS_FILE),
     (TWENTIETH_REPOS_FILE, TWENTIETH_LABELS_FILE),
     (TWENTYFIRST_REPOS_FILE, TWENTYFIRST_LABELS_FILE),
+    (TWENTYSECOND_REPOS_FILE, TWENTYSECOND_LABELS_FILE),
 ]
 PART_IDS = [
     "development", "heldout", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth", "eleventh", "twelfth",
     "thirteenth", "fourteenth", "fifteenth", "sixteenth", "seventeenth", "eighteenth", "nineteenth",
-    "twentieth", "twentyfirst",
+    "twentieth", "twentyfirst", "twentysecond",
 ]
 MIN_REPOSITORIES = {
     REPOS_FILE: 18, HELDOUT_REPOS_FILE: 18, THIRD_REPOS_FILE: 8, FOURTH_REPOS_FILE: 10, FIFTH_REPOS_FILE: 10,
@@ -115,6 +119,7 @@ MIN_REPOSITORIES = {
     THIRTEENTH_REPOS_FILE: 10, FOURTEENTH_REPOS_FILE: 10, FIFTEENTH_REPOS_FILE: 10,
     SIXTEENTH_REPOS_FILE: 10, SEVENTEENTH_REPOS_FILE: 10, EIGHTEENTH_REPOS_FILE: 10,
     NINETEENTH_REPOS_FILE: 10, TWENTIETH_REPOS_FILE: 10, TWENTYFIRST_REPOS_FILE: 10,
+    TWENTYSECOND_REPOS_FILE: 10,
 }
 # The sealed set for the next change: pinned by name and commit only, no labels until it is judged.
 SEALED_REPOS_FILE = REPO / "bench" / "realcode_sealed.toml"
