@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Optional, Union
 import libcst as cst
 
 from memlint.analysis import call_rules, tables
-from memlint.analysis.bindings import target_names
+from memlint.analysis.bindings import binds, target_names
 from memlint.analysis.built_models import builds_model
 from memlint.analysis.naming import looks_like_class_name
 from memlint.analysis.project_facts import history_passed, returns_history
@@ -375,11 +375,29 @@ def own_definition(func: cst.BaseExpression, ctx: "Context") -> Optional[str]:
             if found == "function" or (found is None and value.kind is Kind.FUNCTION):
                 return "function"
         return None
-    if type(func) is cst.Attribute and type(func.value) is cst.Name and func.value.value == "self":  # type: ignore[union-attr]
+    if type(func) is cst.Attribute and type(func.value) is cst.Name and (func.value.value == "self" or _class_parameter(func.value.value, ctx)):  # type: ignore[union-attr]
         class_name = ctx.class_name
         if class_name is not None and func.attr.value in definitions.get(("methods", class_name), ()):  # type: ignore[union-attr]
             return "method"
     return None
+
+
+def _class_parameter(name: str, ctx: "Context") -> bool:
+    """Is `name` the class a `@classmethod` receives (its first parameter, `cls`), as the code at
+    this point sees it?  `cls.helper(model)` there calls the class's own method `helper`, as
+    `self.helper(model)` does in a plain method: no model, whatever the method is named."""
+    for frame in reversed(ctx.frames):
+        if frame.kind != "function":
+            return False
+        if name not in frame.names:
+            continue
+        method = frame.node
+        if frame.key is None or frame.key[0] != "method" or type(method) is not cst.FunctionDef:
+            return False  # (bound by a nested function: not the class)
+        parameters = method.params.posonly_params or method.params.params  # type: ignore[union-attr]
+        classmethod = any(type(d.decorator) is cst.Name and d.decorator.value == "classmethod" for d in method.decorators)  # type: ignore[union-attr]
+        return classmethod and bool(parameters) and parameters[0].name.value == name and not binds(method.body, name)
+    return False
 
 
 _DEFINITIONS = "values.definitions"

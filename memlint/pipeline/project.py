@@ -1256,6 +1256,10 @@ class Project:
                 if site.callee not in result:
                     result[site.callee] = self._describe(site.caller, site.loop)
                     ready.append(site.callee)
+        for caller, forward in self._own_forwards_trained():
+            if forward not in result:
+                result[forward] = self._describe(caller, None)
+                ready.append(forward)
         while ready:
             function = ready.pop()
             for site in self._outgoing.get(function, ()):
@@ -1263,6 +1267,24 @@ class Project:
                     result[site.callee] = result[function]
                     ready.append(site.callee)
         return result
+
+    def _own_forwards_trained(self):
+        """(training code, the `forward` it runs) for each training step that runs its own module,
+        `self(x)` in an nn.Module's method with gradients on (summaries' `model` ["c"] and
+        `model_grad`): a Lightning `training_step` calling `self(rays)` runs its class's `forward`
+        (nerf_pl's, which renders through `render_rays`) with gradients on, and so everything
+        `forward` calls.  The call of `self` is no call site of its own, so `_trained` seeds it here."""
+        for file, key, record in self._functions():
+            if "." not in key or not record.get("model_grad") or ["c"] not in record.get("model", ()):
+                continue
+            if record.get("grad") == "off" or not (record.get("hook") == "training" or record.get("trains")):
+                continue
+            caller = (file.index, key)
+            if self.base_grad(caller) == "off" or not self.is_module_class(file.index, key.partition(".")[0]):
+                continue
+            forward = self.resolve(file.index, key, ["s", "forward"])
+            if forward is not None:
+                yield caller, forward
 
     def _loop_runs_steps(self, site: _Site) -> bool:
         """Is the loop around the site a training or evaluation loop: by its own evidence, or because
