@@ -1580,9 +1580,102 @@ def trainValidateSegmentation(model, loader, optimizer, draw):
         train(model, loader, optimizer)
 """,
         ),
+        Valid(  # a classmethod's `cls.helper(model)` calls the class's own method, which only reads an attribute of the model: no run, whatever its name says
+            """
+from torch import nn
+class Tester:
+    @classmethod
+    def pick_head(cls, model: nn.Module):
+        if hasattr(model, "heads"):
+            return model.heads.embedder
+        return None
+    @classmethod
+    def test(cls, cfg, model):
+        head = cls.pick_head(model)
+        return run_all(model, head)
+"""
+        ),
+        Valid(  # a helper named as an evaluation nested in a renderer that the training step runs through its own forward (`self(batch)`): it needs gradients
+            """
+import torch
+import torch.nn as nn
+import pytorch_lightning as pl
+def render(models, rays):
+    def inference(model, x):
+        return model(x)
+    return inference(models[0], rays)
+class System(pl.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.models = nn.ModuleList([nn.Linear(3, 3)])
+    def forward(self, rays):
+        return render(self.models, rays)
+    def training_step(self, batch, batch_idx):
+        return self(batch).sum()
+"""
+        ),
     ]
 
     INVALID = [
+        Invalid(  # the classmethod's helper only hands back a submodule; the run is the call of what it returned
+            """
+from torch import nn
+class Tester:
+    @classmethod
+    def pick_head(cls, model: nn.Module):
+        return model.heads.embedder
+    @classmethod
+    def test(cls, model, x):
+        head = cls.pick_head(model)
+        return head(x).sum().item()
+""",
+            line=9,
+            column=16,
+        ),
+        Invalid(  # the training step runs its own forward only under no_grad: the renderer's nested `inference` is no training code
+            """
+import torch
+import torch.nn as nn
+import pytorch_lightning as pl
+def render(models, rays):
+    def inference(model, x):
+        return model(x)
+    return inference(models[0], rays)
+class System(pl.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.models = nn.ModuleList([nn.Linear(3, 3)])
+    def forward(self, rays):
+        return render(self.models, rays)
+    def training_step(self, batch, batch_idx):
+        with torch.no_grad():
+            target = self(batch)
+        return self.models[0](batch).sub(target).sum()
+""",
+            line=6,
+            column=16,
+            fixed="""
+import torch
+import torch.nn as nn
+import pytorch_lightning as pl
+def render(models, rays):
+    @torch.no_grad()
+    def inference(model, x):
+        return model(x)
+    return inference(models[0], rays)
+class System(pl.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.models = nn.ModuleList([nn.Linear(3, 3)])
+    def forward(self, rays):
+        return render(self.models, rays)
+    def training_step(self, batch, batch_idx):
+        with torch.no_grad():
+            target = self(batch)
+        return self.models[0](batch).sub(target).sum()
+""",
+            unsafe=True,
+        ),
         Invalid(  # a factory call whose result is put in eval mode builds the model; the run after it is the evaluation (ResNeSt's test)
             """
 import importlib
