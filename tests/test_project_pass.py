@@ -67,6 +67,63 @@ def test_an_evaluate_that_another_file_calls_with_gradients_on_is_reported(proje
     assert _findings(".") == [("evaluation.py", "ML002", 7)]
 
 
+RENDERER = """
+import torch
+
+def render(models, rays):
+    def inference(model, x):
+        return model(x)
+    return inference(models[0], rays)
+"""
+
+
+def test_a_helper_a_training_step_runs_through_its_own_forward_is_training_code(project):
+    # the Lightning step's `self(batch)` runs the class's forward, which renders through another
+    # file's `render`: its nested `inference`, named as an evaluation, needs its gradients
+    write(project / "rendering.py", RENDERER)
+    write(project / "system.py", """
+        import torch.nn as nn
+        import pytorch_lightning as pl
+        from rendering import render
+
+        class System(pl.LightningModule):
+            def __init__(self):
+                super().__init__()
+                self.models = nn.ModuleList([nn.Linear(3, 3)])
+
+            def forward(self, rays):
+                return render(self.models, rays)
+
+            def training_step(self, batch, batch_idx):
+                return self(batch).sum()
+    """)
+    assert [f for f in _findings(".") if f[1] == "ML002"] == []
+
+
+def test_a_helper_a_training_step_runs_its_forward_only_under_no_grad_is_reported(project):
+    write(project / "rendering.py", RENDERER)
+    write(project / "system.py", """
+        import torch
+        import torch.nn as nn
+        import pytorch_lightning as pl
+        from rendering import render
+
+        class System(pl.LightningModule):
+            def __init__(self):
+                super().__init__()
+                self.models = nn.ModuleList([nn.Linear(3, 3)])
+
+            def forward(self, rays):
+                return render(self.models, rays)
+
+            def training_step(self, batch, batch_idx):
+                with torch.no_grad():
+                    target = self(batch)
+                return self.models[0](batch).sub(target).sum()
+    """)
+    assert [f for f in _findings(".") if f[1] == "ML002"] == [("rendering.py", "ML002", 5)]
+
+
 FROZEN_HELPERS = """
 import torch
 
