@@ -106,7 +106,9 @@ class EvalWithoutNoGrad(Rule):
     nothing (`def test(): net = VGG(); net(torch.randn(2, 3, 32, 32))`: a shape check). Building a model from a class
     (`Model(envs)`, even when `Model` is annotated `nn.Module`) runs nothing, nor does a call whose result,
     the scope's one binding of its name, then gets a method only a module has (`model = net(pretrained=True)`
-    then `model.eval()`: a factory looked up by name; the run is the later `model(x)`). Wrapping inputs in
+    then `model.eval()`: a factory looked up by name; the run is the later `model(x)`), nor does `cls.helper(model)`
+    in a `@classmethod`, a method of the class as `self.helper(model)` is, whatever its name (DensePose's
+    `extract_embedder_from_model` only reads an attribute of the model). Wrapping inputs in
     `Variable(x, volatile=True)` does not turn gradients off (it has done nothing since PyTorch
     0.4), so it does not silence the rule; `torch` reached through a star import
     (`from utils import *`) is still torch, so `@torch.no_grad()` there does.
@@ -164,7 +166,8 @@ class EvalWithoutNoGrad(Rule):
     make_and_restore_model(...)`); in a Jupyter notebook's own code, a cell that computes gradients
     leaves the region's other cells evaluation (not an earlier statement binding a name it reads: a forward it may differentiate), inside an explicit `torch.enable_grad()`, and in a function that training code of
     the linted files calls with gradients on (a loop that calls backward or an optimizer's step, a
-    function that does, Lightning's `training_step`): a `predict()` that a training step also runs
+    function that does, Lightning's `training_step`, also through the forward of its own module that such a
+    step runs as `self(batch)`: nerf_pl's `render_rays`, whose nested `inference` the forward reaches): a `predict()` that a training step also runs
     needs its gradients, and must not be put under `no_grad`. That exemption does not hold for a
     function that puts its model in eval mode itself and hands back nothing that can carry autograd
     history (no return, or numbers, arrays, `.item()`s, detached values), storing nothing on `self`,
