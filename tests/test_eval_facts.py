@@ -85,3 +85,46 @@ def test_a_call_under_a_with_that_may_turn_gradients_off(statement, off):
     Traversal(ctx, []).walk(module)
     parents = next(p for n, p in code_with_parents(module) if type(n) is cst.Call and type(n.func) is cst.Name and n.func.value == "probe")
     assert _under_grad_off(parents, ctx) is off
+
+
+def _own_definitions(source: str) -> list:
+    """`values.own_definition` of each call's callee (`cls.x` / `self.x` receivers), in order."""
+    from memlint.analysis import values
+    from memlint.pipeline.traversal import Traversal
+
+    module = cst.parse_module(textwrap.dedent(source))
+    ctx = Context(module)
+    answers = []
+
+    class Probe:
+        def visit_Call(self, node):
+            if type(node.func) is cst.Attribute and type(node.func.value) is cst.Name and node.func.value.value in ("cls", "self"):
+                answers.append((node.func.attr.value, values.own_definition(node.func, ctx)))
+
+    Traversal(ctx, [Probe()]).walk(module)
+    return answers
+
+
+def test_a_classmethods_cls_receiver_reaches_the_classs_own_methods():
+    # `cls.pick_head(model)`, named like a model, is the class's method (as `self.pick_head` is);
+    # a `cls` that is no classmethod's class (a plain method's parameter, rebound, a nested
+    # function's own parameter) or a name the class does not define is not known
+    assert _own_definitions("""
+        class Tester:
+            def pick_head(self, model):
+                return model.heads
+            @classmethod
+            def test(cls, model):
+                cls.pick_head(model)
+                cls.unknown_head(model)
+                def inner(cls):
+                    cls.pick_head(model)
+                inner(object)
+            def plain(self, cls):
+                cls.pick_head(self)
+                self.pick_head(cls)
+            @classmethod
+            def rebinding(cls, model):
+                cls = other_class()
+                cls.pick_head(model)
+    """) == [("pick_head", "method"), ("unknown_head", None), ("pick_head", None), ("pick_head", None), ("pick_head", "method"), ("pick_head", None)]
