@@ -337,6 +337,52 @@ def test_mixed_precision_evidence() -> None:
     }  # fmt: skip
 
 
+def test_a_context_manager_the_caller_hands_in_is_of_unknown_precision() -> None:
+    text = textwrap.dedent(
+        """
+        import contextlib
+        amp_ctx = contextlib.nullcontext
+        def epoch(model, x, amp_autocast, region, timer):
+            with amp_autocast():
+                model(x)
+            with region:
+                model(x)
+            with amp_ctx():
+                model(x)
+            timer = contextlib.nullcontext()
+            with timer:
+                model(x)
+            def inner(y):
+                with amp_autocast():
+                    model(y)
+                amp_autocast = contextlib.nullcontext
+                with amp_autocast():
+                    model(y)
+        class Runner:
+            amp_autocast = contextlib.nullcontext
+            def run(self, x):
+                with amp_autocast():
+                    pass
+        """
+    )
+    module = cst.parse_module(text)
+    ctx = Context(module, None, text)
+    answers: list[tuple[str, bool]] = []
+
+    class Asker:
+        def visit_WithItem(self, node: cst.WithItem) -> None:
+            answers.append((module.code_for_node(node.item), precision_api.caller_chosen_context(node, ctx)))
+
+    Traversal(ctx, [Asker()]).walk(module)  # type: ignore[list-item]
+    # a parameter of the function around it (the enclosing one's, for a nested function that has not bound
+    # the name; one the function rebinds too, maybe only when None) may be autocast; a module-level name, a
+    # local of a nested function and a class attribute are not handed in
+    assert answers == [
+        ("amp_autocast()", True), ("region", True), ("amp_ctx()", False), ("timer", True),
+        ("amp_autocast()", True), ("amp_autocast()", False), ("amp_autocast()", False),
+    ]  # fmt: skip
+
+
 def test_rows_of_a_model_output_used_as_tensors_are_outputs() -> None:
     text = textwrap.dedent(
         """

@@ -183,6 +183,31 @@ def mixed_precision_call(call: cst.Call, ctx: "Context") -> bool:
     return qualified is not None and qualified.startswith(MASTER_WEIGHT_MODULES) and qualified.rsplit(".", 1)[-1] in APEX_PRECISION_CALLS
 
 
+def caller_chosen_context(item: cst.WithItem, ctx: "Context") -> bool:
+    """Whether the `with` item enters a context manager its function is handed: `with amp_autocast():`
+    or `with precision_ctx:` where the name is a parameter of the function around it (in the
+    innermost scope that binds it). The caller picks it, and a common choice is autocast or
+    nullcontext by a flag (`amp_autocast = torch.cuda.amp.autocast if args.amp else suppress`,
+    passed to `train_one_epoch(..., amp_autocast)`): the region's precision is not known here, so
+    a rule asking whether the code trains in full float32 must not say it does. (Following the
+    parameter to its callers' arguments could only prove a plain context and add a finding; it is
+    not done: unknown stays unknown.)"""
+    expr = item.item
+    if type(expr) is cst.Call:
+        expr = expr.func
+    if type(expr) is not cst.Name:
+        return False
+    name = expr.value
+    for frame in reversed(ctx.frames):
+        if frame.kind == "class":
+            continue
+        if name in frame.params:  # type: ignore[attr-defined]
+            return frame.kind == "function"
+        if name in frame.names:  # type: ignore[attr-defined]
+            return False
+    return False
+
+
 def _framework_object(receiver: cst.BaseExpression, ctx: "Context") -> bool:
     """`accelerator` / `fabric` bound (in the innermost scope that binds it) only to accelerate's
     `Accelerator(...)` or Lightning's `Fabric(...)`, or such a construction itself."""

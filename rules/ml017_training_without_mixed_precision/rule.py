@@ -13,7 +13,7 @@ from memlint.analysis.frameworks import ignite_engine_run, lightning_fit, torchn
 from memlint.analysis.iteration import optimizer_loop_target
 from memlint.analysis.looped_models import LoopedModels, helper_work, work_at_site
 from memlint.analysis.module_runs import MODULE_MARKERS, run_receivers, runs_module, runs_own_method
-from memlint.analysis.precision_api import LOW_PRECISION_DTYPES, mixed_precision_call
+from memlint.analysis.precision_api import LOW_PRECISION_DTYPES, caller_chosen_context, mixed_precision_call
 from memlint.analysis.project_facts import training_work
 from memlint.analysis.tables import BACKWARD_METHODS
 from memlint.analysis.walk import held_as, held_name
@@ -55,7 +55,9 @@ class TrainingWithoutMixedPrecision(Rule):
     no apex amp (`amp.initialize(model, optimizer, opt_level="O1")`, `amp.scale_loss(loss, optimizer)`,
     `FP16_Optimizer`), and no framework setting for it (`precision="16-mixed"`, `mixed_precision="bf16"`,
     `fp16=True`), and no string naming it (a `--amp` flag: what it selects may be read anywhere,
-    so its name counts, whatever the file does with it). Off by default:
+    so its name counts, whatever the file does with it), and no context manager the function is handed
+    (`with amp_autocast():` where `amp_autocast` is a parameter: the caller may pass autocast or
+    `suppress` by a flag, so the region's precision is not known). Off by default:
     select it with `--select ML017` or `extend-select = ["ML017"]`.
 
     A training loop calls backward and an optimizer's `step()` and runs a model with gradients on (a
@@ -183,6 +185,30 @@ class TrainingWithoutMixedPrecision(Rule):
     fix_safety = "none"
 
     VALID = [
+        Valid(  # the forward runs under a context manager the caller chooses: autocast or not, not known here
+            """
+import torch
+def train_one_epoch(model, loader, optimizer, amp_autocast):
+    for x, y in loader:
+        with amp_autocast():
+            loss = torch.nn.functional.cross_entropy(model(x.cuda()), y.cuda())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+"""
+        ),
+        Valid(  # the same with a context manager object handed in (`torch.autocast("cuda")` or `nullcontext()`)
+            """
+import torch
+def train_one_epoch(model, loader, optimizer, precision_ctx):
+    for x, y in loader:
+        with precision_ctx:
+            loss = model(x.cuda()).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+"""
+        ),
         Valid(  # a parameter named as a registry dict holds whatever the caller hands: here scorers only
             """
 LEARNERS_PLACEHOLDER
@@ -1032,6 +1058,40 @@ def fit(model, loader, schedulers):
     ]
 
     INVALID = [
+        Invalid(  # the context manager is the function's own, a nullcontext: nothing the caller may make autocast
+            """
+import contextlib
+import torch
+def train(model, loader, optimizer):
+    ctx = contextlib.nullcontext()
+    for x in loader:
+        with ctx:
+            loss = model(x.cuda()).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+""",
+            line=5,
+            column=5,
+        ),
+        Invalid(  # a parameter of the enclosing function, rebound by the inner one before its `with`: its own timer
+            """
+import torch
+from timers import Timer
+def make_trainer(model, optimizer, timer):
+    def fit(loader):
+        timer = Timer()
+        for x in loader:
+            with timer:
+                loss = model(x.cuda()).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+    return fit
+""",
+            line=6,
+            column=9,
+        ),
         Invalid(  # the step hands the work to its base's through `super()` (cszn/KAIR's `ModelVRT.optimize_parameters`, issue 27)
             """
 import torch
@@ -1834,6 +1894,11 @@ def train(model, opt, loader):
     def _note(self, loop: cst.CSTNode, kind: str) -> None:
         self._loops[id(loop)] = loop
         self._evidence.setdefault(id(loop), set()).add(kind)
+
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        if not self._mixed and caller_chosen_context(node, self.ctx):
+            # `with amp_autocast():` of a parameter: the caller may hand autocast (precision_api)
+            self._mixed = True
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         if node.attr.value in ("float16", "half", "bfloat16") and self.ctx.resolve(node) in LOW_PRECISION_DTYPES:
