@@ -144,6 +144,7 @@ class Context:
         self.model = SemanticModel(
             module, text, project_meters=self.project.meter_classes, gradient_classes=self.project.gradient_classes,
             gradient_switches=switches, gradient_factories=factories,
+            model_runner_calls=frozenset(written for written, work in self.project.update_calls if "model" in work.split(",")),
         )
         self.frames: list[Frame] = [Frame("module", module)]
         self.module_classes: dict[str, cst.ClassDef] = {}  # nn.Module subclasses defined in the file

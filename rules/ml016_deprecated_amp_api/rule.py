@@ -62,7 +62,9 @@ class DeprecatedAmpApi(Rule):
     `torch.cpu.amp.autocast(...)` and `torch.cpu.amp.GradScaler(...)`, however they are imported (`from torch.cuda.amp import autocast, GradScaler`,
     `from torch.cuda import amp`), and those classes used as values, to be called later: bound to a
     name (`amp_cm = autocast if args.amp else contextlib.nullcontext`), passed as an argument or
-    returned (not when only tested with `isinstance`). A name imported in a `try` whose `except` only
+    returned (not when only tested with `isinstance`). Such a class assigned to a name is reported
+    once, where it is assigned: a later call or use of that name (`with amp_cm():`,
+    `train(amp_cm)`) writes nothing deprecated again. A name imported in a `try` whose `except` only
     defines a stand-in for old PyTorch (`except: class GradScaler: ...`) is the deprecated class: the
     import is what current PyTorch runs. A project's own `autocast` is never reported, nor is a call that
     is a compatibility fallback for old PyTorch: behind a version check
