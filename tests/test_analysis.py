@@ -26,6 +26,7 @@ class Probe(Rule):
             PROBES.append(
                 {
                     "resolve": self.ctx.resolve(arg),
+                    "assigned_alias": self.ctx.names_assigned_alias(arg),
                     "grad": self.ctx.grad_mode,
                     "graph": self.ctx.holds_graph(arg),
                     "scalar": self.ctx.value_of(arg).scalar,
@@ -75,6 +76,25 @@ def facts_of(source: str, monkeypatch) -> dict:
 def test_resolution(source, expected, monkeypatch):
     (result,) = probe(source, monkeypatch)
     assert result["resolve"] == expected
+
+
+@pytest.mark.parametrize(
+    "source, expected",
+    [
+        # bound by assigning another name: the name it refers to is written at that assignment
+        ("def f(args):\n    ac = contextlib.nullcontext\n    if args.amp:\n        ac = torch.cuda.amp.autocast\n    probe(ac)", True),
+        ("AC = torch.cuda.amp.autocast\ndef f():\n    probe(AC)", True),
+        ("from torch.cuda.amp import autocast\nac = autocast\nprobe(ac)", True),
+        # an import, the name written out, a parameter, a name bound to a call: no alias of an assignment
+        ("from torch.cuda.amp import autocast\nprobe(autocast)", False),
+        ("probe(torch.cuda.amp.autocast)", False),
+        ("def f(ac=torch.cuda.amp.autocast):\n    probe(ac)", False),
+        ("ac = make_autocast()\nprobe(ac)", False),
+    ],
+)
+def test_assigned_alias(source, expected, monkeypatch):
+    (result,) = probe(source, monkeypatch)
+    assert result["assigned_alias"] is expected
 
 
 @pytest.mark.parametrize(

@@ -234,3 +234,33 @@ def test_the_project_pass_takes_no_loop_over_runs_for_a_step_loop() -> None:
     for code, per_step in ((by_runs, False), (by_items, True)):  # a plain loop is a step loop by what its callee runs
         view = Project([(Path("m.py"), "m.py", summarize(Source(code)))]).view(0)
         assert (view.per_step_of(("func", "run")) is not None) is per_step
+
+
+@pytest.mark.parametrize(
+    "code, kind",
+    [
+        # a walk over a dataset's items that runs the model on each one: one sample per iteration
+        ("def val(model, dataset):\n    for idx in range(len(dataset)):\n        val_data = dataset[idx]\n        model(val_data)\n", "step"),
+        # through a method of the class whose own body runs the network (the item is named like a loader)
+        ("class M:\n    def test(self):\n        self.output = self.net_g(self.lq)\n"
+         "    def val(self, dataset, rank, world):\n        for idx in range(rank, len(dataset), world):\n"
+         "            val_data = dataset[idx]\n            self.feed_data(val_data)\n            self.test()\n", "step"),
+        # through another file's method: the project pass's model runners, as written here
+        ("class M(Base):\n    def val(self):\n        for i in tqdm(range(len(self.val_set))):\n            self.feed(self.val_set[i])\n            self.test()\n", "step"),
+        # no model run: preprocessing
+        ("def cache(dataset):\n    for idx in range(len(dataset)):\n        save(dataset[idx])\n", "unknown"),
+        # the dataset's length without reading its items, and a count of layers
+        ("class M:\n    def test(self):\n        self.out = self.net_g(self.lq)\n    def val(self, dataset):\n        for idx in range(len(dataset)):\n            self.test()\n", "unknown"),
+        ("class M:\n    def run(self, x):\n        for i in range(len(self.blocks)):\n            x = self.blocks[i](x)\n            self.step_once()\n", "unknown"),
+        # a method whose model run is in a loop of its own: a pass per call, not one run
+        ("class M:\n    def test(self):\n        for x in xs:\n            self.net_g(x)\n"
+         "    def val(self, dataset):\n        for idx in range(len(dataset)):\n            self.feed(dataset[idx])\n            self.test()\n", "unknown"),
+    ],
+)
+def test_a_walk_over_a_dataset_that_runs_a_model_per_item(code: str, kind: str) -> None:
+    text = textwrap.dedent(code)
+    module = cst.parse_module(text)
+    model = SemanticModel(module, text, model_runner_calls=frozenset({"M.test"}) if "Base" in code else frozenset())
+    loops = _nodes(module, cst.For)
+    scope = model.loop_scope(loops[-1] if "for x in xs" not in code else loops[1])
+    assert scope.kind == kind, scope

@@ -856,6 +856,37 @@ def test_a_flush_reached_every_step_through_a_helper_in_another_file(project):
     assert "for x, y in train_loader" in message and "train.py" in message and "free_memory()" in message
 
 
+def test_a_flush_in_a_walk_over_a_dataset_whose_items_an_inherited_method_of_another_file_runs(project):
+    """The loop's scope takes the project pass's word that `self.test()` (SRModel's, in another file)
+    runs the network: each iteration walks one item of the dataset, a per-sample step."""
+    write(project / "sr_model.py", """
+        import torch
+
+        class SRModel:
+            def test(self):
+                with torch.no_grad():
+                    self.output = self.net_g(self.lq)
+    """)
+    write(project / "video_model.py", """
+        import torch
+        from sr_model import SRModel
+
+        class VideoModel(SRModel):
+            def validation(self, dataset, rank, world_size):
+                for idx in range(rank, len(dataset), world_size):
+                    self.lq = dataset[idx]["lq"]
+                    self.test()
+                    torch.cuda.empty_cache()
+
+            def cache(self, dataset):
+                for idx in range(len(dataset)):
+                    self.lq = dataset[idx]["lq"]
+                    self.save()
+                    torch.cuda.empty_cache()
+    """)
+    assert _findings(".") == [("video_model.py", "ML009", 9)]
+
+
 def test_a_flush_reached_through_two_helpers_in_three_files(project):
     write(project / "helpers.py", HELPERS)
     write(project / "steps.py", """

@@ -47,6 +47,9 @@ class GradMode(enum.Enum):
 class Binding:
     value: Value
     qualified: Optional[str] = None  # what an import or an alias of one refers to: "torch.nn"
+    # Bound by assigning another name (`amp_cm = torch.cuda.amp.autocast`), not by an import: the
+    # name `qualified` is written at that assignment, and a use of this one only repeats it.
+    assigned: bool = False
 
 
 # The bindings of torch's conventional names in a file that star-imports them from elsewhere, when
@@ -141,6 +144,7 @@ class Context:
         self.model = SemanticModel(
             module, text, project_meters=self.project.meter_classes, gradient_classes=self.project.gradient_classes,
             gradient_switches=switches, gradient_factories=factories,
+            model_runner_calls=frozenset(written for written, work in self.project.update_calls if "model" in work.split(",")),
         )
         self.frames: list[Frame] = [Frame("module", module)]
         self.module_classes: dict[str, cst.ClassDef] = {}  # nn.Module subclasses defined in the file
@@ -333,6 +337,17 @@ class Context:
             return None
         self._resolved[id(expr)] = (expr, result)
         return result
+
+    def names_assigned_alias(self, expr: cst.CSTNode) -> bool:
+        """Is `expr` a name that an assignment bound to another name (`amp_cm = torch.cuda.amp.autocast`,
+        then `with amp_cm():` or `train(amp_cm)`)?  What `resolve` gives for it is then written at
+        that assignment, not here: a rule that reports where a name is written reports the
+        assignment once, not every use of the alias.  False for imports, parameters and names
+        bound to anything else."""
+        if type(expr) is not cst.Name:
+            return False
+        binding = self._lookup(expr.value)  # type: ignore[attr-defined]
+        return binding is not None and binding.assigned and binding.qualified is not None
 
     def value_of(self, expr: cst.BaseExpression) -> Value:
         return values.evaluate(expr, self)
@@ -699,7 +714,7 @@ class Context:
                 if existing is not None and existing.qualified is not None:
                     continue  # `except ImportError: F = None` keeps the import for the analysis
             if alias is not None and type(target.target) is cst.Name:
-                self._bind(target.target.value, Binding(values.OTHER, qualified=alias))
+                self._bind(target.target.value, Binding(values.OTHER, qualified=alias, assigned=True))
                 continue
             pairs = element_pairs(target.target, node.value)
             if pairs is not None:  # `running_loss, seen = 0.0, 0`: each name gets its own value
@@ -825,7 +840,7 @@ class Context:
                 if evidence is not None:
                     new = values.tensor(True, scalar=evidence.scalar)
             binding = self.frame.names.get(name)
-            self.frame.names[name] = Binding(new, binding.qualified if binding else None)
+            self.frame.names[name] = Binding(new, binding.qualified if binding else None, bool(binding and binding.assigned))
 
     # ------------------------------------------------------------------ helpers
 
@@ -864,7 +879,7 @@ class Context:
         qualified = {self._imported_name(value) for value in bound}
         if len(qualified) != 1 or None in qualified:
             return None
-        return Binding(values.OTHER, qualified=qualified.pop())
+        return Binding(values.OTHER, qualified=qualified.pop(), assigned=True)
 
     def _imported_name(self, expr: cst.BaseExpression) -> Optional[str]:
         """What the module's own imports make of `expr` (`nn.BatchNorm2d` -> "torch.nn.BatchNorm2d"),

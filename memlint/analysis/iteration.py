@@ -615,25 +615,31 @@ def iterates_layers(loop: Loop) -> bool:
 
 def runs_model(loop: Loop) -> bool:
     """Does the loop's own body call backward, an optimizer step, or something named like a model?"""
-    for node in own_statements(loop):
-        if not isinstance(node, cst.Call):
-            continue
-        name = _callee_name(node)
-        if name is None:
-            continue
-        if name in tables.BACKWARD_METHODS and isinstance(node.func, cst.Attribute):
-            return True
-        if is_optimizer_step(node):
-            return True
-        if name in ("training_step", "train_step", "validation_step", "eval_step", "test_step", "predict_step"):
-            return True
-        if isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name) and node.func.value.value in (
-            "torch", "F", "np", "math",
-        ):
-            continue
-        if named_like_model(name) or tables.LOSS_NAME.match(name):
-            return True
-    return False
+    return any(isinstance(node, cst.Call) and is_step_call(node) for node in own_statements(loop))
+
+
+def function_runs_model(function: cst.FunctionDef) -> bool:
+    """Does the function's own body, outside its loops (a loop of its own is a pass, not one run),
+    call backward, an optimizer step, or something named like a model (`self.net_g(self.lq)`)?"""
+    return any(isinstance(node, cst.Call) and is_step_call(node) for node in _own_nodes(function.body))
+
+
+def is_step_call(node: cst.Call) -> bool:
+    """A call that is evidence of a training or evaluation step (`runs_model`)."""
+    name = _callee_name(node)
+    if name is None:
+        return False
+    if name in tables.BACKWARD_METHODS and isinstance(node.func, cst.Attribute):
+        return True
+    if is_optimizer_step(node):
+        return True
+    if name in ("training_step", "train_step", "validation_step", "eval_step", "test_step", "predict_step"):
+        return True
+    if isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name) and node.func.value.value in (
+        "torch", "F", "np", "math",
+    ):
+        return False
+    return bool(named_like_model(name) or tables.LOSS_NAME.match(name))
 
 
 def is_epoch_loop(loop: Loop) -> bool:

@@ -51,11 +51,12 @@ from typing import Iterable, Iterator, Mapping, Optional, Union
 import libcst as cst
 
 from memlint.analysis import accelerators, evidence, forward_returns, frameworks, notebooks, placement, returned_elements, roles, tables
-from memlint.analysis.bindings import exact_names_bound_by, target_names
+from memlint.analysis.bindings import exact_names_bound_by, parameter_names, target_names
 from memlint.analysis.optimizer_bindings import constructed_optimizers
 from memlint.analysis.calling_helpers import parameter_for
 from memlint.analysis.datasets import dataset_classes
 from memlint.analysis.flows_to import parents_below, reaches
+from memlint.analysis.iteration import function_runs_model
 from memlint.analysis.loop_bounds import parameter_default
 from memlint.analysis.meters import Meters
 from memlint.analysis.naming import OPTIMIZER_ONLY_NAME
@@ -99,8 +100,13 @@ class SemanticModel:
         gradient_classes: frozenset[str] = frozenset(),
         gradient_switches: Mapping[str, tuple[str, int]] = _NO_SWITCHES,
         gradient_factories: Mapping[str, tuple[str, int]] = _NO_SWITCHES,
+        model_runner_calls: frozenset[str] = frozenset(),
     ) -> None:
         self.module = module
+        # Calls as written here ("train_utils.evaluate", "Class.method" for `self.method()`) that run a
+        # function of another file running a model (the project pass's FileView.update_calls with
+        # "model"): a loop over a dataset's items that makes one runs a model per item (loop_scope).
+        self._model_runner_calls = model_runner_calls
         self._project_meters = project_meters  # meter classes of other files, as imported here (meters.py)
         # nn.Module classes, as named here, whose forward computes gradients (the project pass's
         # FileView.gradient_classes: this file's and other files' classes alike)
@@ -414,9 +420,36 @@ class SemanticModel:
                 lambda name: parameter_default(self._function_around(loop), name),
                 lambda: self._loop_around(loop) is not None,
                 lambda: self._loop_around(loop),
+                lambda call: self._runs_model_through(call, loop),
             )
             self._scopes[id(loop)] = known
         return known
+
+    def _runs_model_through(self, call: cst.Call, loop: cst.CSTNode) -> bool:
+        """Does `call`, in `loop`'s own statements, run a function that runs a model: `self.test()`
+        where the class around the loop defines `test` in this file and its own body runs one
+        (`self.net_g(self.lq)`: iteration.function_runs_model), or where the project pass found that
+        the method (inherited from another file's class) or the other file's function does
+        (`_model_runner_calls`)?  Asked only for a loop over a dataset's items (roles.loop_scope)."""
+        func = call.func
+        if type(func) is cst.Attribute and type(func.value) is cst.Name and func.value.value == "self":
+            owner = self._innermost_around(loop, lambda current, around: current if type(current) is cst.ClassDef else around)
+            if type(owner) is not cst.ClassDef:
+                return False
+            method = func.attr.value
+            if f"{owner.name.value}.{method}" in self._model_runner_calls:
+                return True
+            own = next((s for s in owner.body.body if type(s) is cst.FunctionDef and s.name.value == method), None)
+            return own is not None and function_runs_model(own)
+        written = dotted_name(func)
+        if written is None or written.partition(".")[0] in _parameters_of(self._function_around(loop)):
+            return False  # (a parameter of the function holding the loop: not the module's name)
+        if written in self._model_runner_calls:
+            return True
+        if type(func) is cst.Name:
+            own = next((s for s in self.module.body if type(s) is cst.FunctionDef and s.name.value == written), None)
+            return own is not None and function_runs_model(own)
+        return False
 
     def _loop_around(self, loop: cst.CSTNode) -> Optional[cst.CSTNode]:
         """The innermost loop of the same function whose body holds `loop` (asked only for a fixed
@@ -1108,3 +1141,7 @@ def _names_launcher(receiver: cst.BaseExpression) -> bool:
     """`accelerator`, `self.accelerator`, `fabric`: an accelerate `Accelerator` or a Lightning `Fabric`."""
     name = receiver.value if type(receiver) is cst.Name else receiver.attr.value if type(receiver) is cst.Attribute else ""  # type: ignore[attr-defined]
     return "accelerator" in name.lower() or "fabric" in name.lower()
+
+
+def _parameters_of(function: Optional[cst.FunctionDef]) -> set[str]:
+    return parameter_names(function) if function is not None else set()

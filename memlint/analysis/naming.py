@@ -18,6 +18,10 @@ BATCH_SOURCE = re.compile(
     re.I,
 )
 
+# A collection named like a dataset (`dataset`, `val_dataset`, `self.test_set`, `ds`): indexed one
+# item at a time (`dataset[idx]`), it yields one sample per index (dataset_walks.py).
+DATASET_NAME = re.compile(r"(?:^|_)(?:dataset|data_?set|ds)$|^(?:train|val|valid|validation|test|eval)_?set$", re.I)
+
 # An iterator named only as one (`for i, batch in enumerate(iterator)`): a pass over batches where the
 # loop binds a name `batch` (naming.BATCH_TARGET); a bare `iterator` may walk anything else.
 GENERIC_ITERATOR = re.compile(r"^(?:data_?)?iter(?:ator)?$", re.I)

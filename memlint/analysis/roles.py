@@ -13,7 +13,10 @@
   full-batch training, one step per epoch); or its own body runs a training or evaluation step
   (iteration.is_step_loop) and it is not an epoch loop; or it is a `while` decoding loop whose own
   statements call a method of something named like a model (`model.decode(...)`: one model step
-  per generated token).
+  per generated token); or it walks a dataset's items by index (`for idx in range(len(dataset)):
+  data = dataset[idx]`, dataset_walks.py) and runs a model on each, in its own statements or through
+  a function that runs one (the class's `self.test()` whose body runs `self.net_g(...)`, or another
+  file's, by the project pass's FileView.update_calls).
 - "run": one whole run per iteration: the loop sets the run's configuration per item
   (`for opt.weights in ...`, run_loops.py), and what it calls runs once per run.
 - "epoch": one iteration per pass over the data: `for epoch in range(n)`, a loop over
@@ -41,6 +44,7 @@ from typing import TYPE_CHECKING, Callable, Iterator, Mapping, Optional
 import libcst as cst
 
 from memlint.analysis import tables
+from memlint.analysis.dataset_walks import indexed_dataset
 from memlint.analysis.iteration import configuration_value, is_epoch_loop, is_step_loop, iterates_batches, own_statements, runs_model, steps_itself
 from memlint.analysis.loop_bounds import DefaultOf, counted_break
 from memlint.analysis.naming import is_forward_name, named_like_model
@@ -100,12 +104,15 @@ def loop_scope(
     default_of: Optional[DefaultOf] = None,
     inside_loop: Optional[Callable[[], bool]] = None,
     around: Optional[Callable[[], Optional[cst.CSTNode]]] = None,
+    runs_model_through: Optional[Callable[[cst.Call], bool]] = None,
 ) -> LoopScope:
     """The scope of `loop` (see the module's docstring); `loader_names` are the names the file binds
     to a data loader it builds; `default_of` resolves a name a counter is compared with (the
     enclosing function's parameter default: `num_examples=2`); `inside_loop` says whether another
     loop of the same function holds `loop` (asked only for a fixed loop that steps itself); `around`
-    gives that loop (asked only for a `for` that calls a method of the model, undecided otherwise)."""
+    gives that loop (asked only for a `for` that calls a method of the model, undecided otherwise);
+    `runs_model_through` says whether a call runs a function of the file or the project that runs a
+    model (`self.test()` whose body runs `self.net_g(...)`; asked only for a loop over a dataset's items)."""
     if reconfigures_run(loop):
         return LoopScope("run", "sets the run's configuration per item (`for opt.weights in ...`): one whole run per item")
     fixed = _fixed_scope(loop, default_of)
@@ -126,6 +133,10 @@ def loop_scope(
         # Before the epoch tests: `for epoch in range(n)` whose own body calls backward or steps an
         # optimizer is full-batch training (or samples its own batch), one step per iteration.
         return LoopScope("step", "calls backward or an optimizer step in its own body")
+    if not holds_step_loop and _runs_model_per_item(loop, runs_model_through):
+        # (before the epoch tests: the item it hands on, `val_data = dataset[idx]`, may be named
+        # like a loader)
+        return LoopScope("step", "walks a dataset item by item and runs a model on each item")
     if is_epoch_loop(loop):  # type: ignore[arg-type]
         return LoopScope("epoch", "a loop over epochs, or one that hands a loader to a call")
     if holds_step_loop:
@@ -144,6 +155,19 @@ def loop_scope(
     if type(loop) is cst.For and _runs_model_in_small_loop(loop):  # type: ignore[arg-type]
         return LoopScope("step", "runs a model in a small fixed loop it holds (test-time flips or crops) each iteration")
     return LoopScope("unknown", "nothing in the code says how often")
+
+
+def _runs_model_per_item(loop: cst.CSTNode, runs_model_through: Optional[Callable[[cst.Call], bool]]) -> bool:
+    """`for idx in range(rank, len(dataset), world_size): data = dataset[idx]; self.feed_data(data);
+    self.test()`: a walk over a dataset's items (dataset_walks.py) whose own statements run a model,
+    directly (`model(x)`) or through a function that runs one: one sample per iteration."""
+    if indexed_dataset(loop) is None:
+        return False
+    if runs_model(loop):  # type: ignore[arg-type]
+        return True
+    return runs_model_through is not None and any(
+        type(node) is cst.Call and runs_model_through(node) for node in own_statements(loop)  # type: ignore[arg-type]
+    )
 
 
 def _fixed_scope(loop: cst.CSTNode, default_of: Optional[DefaultOf]) -> Optional[LoopScope]:

@@ -38,7 +38,8 @@ class CacheFlushInLoop(Rule):
     step: it iterates a data loader (one the file builds, or something named like one), or its own
     body (not a nested loop) calls backward or an optimizer's `step()` (also `for epoch in
     range(n)`: full-batch training), or calls something named like a model or a loss and is no
-    epoch loop. Not reported: a flush once per epoch (in an outer loop) or after the loop; in a
+    epoch loop, or it walks a dataset's items by index (`for idx in range(len(dataset))` reading
+    `dataset[idx]`) and runs a model on each, directly or through a method that runs one. Not reported: a flush once per epoch (in an outer loop) or after the loop; in a
     fixed small loop (`for i in range(10)`); behind an `if` (a modulo counter, a config flag); in an
     exception handler (an out-of-memory fallback). A condition that only checks that CUDA is
     available does not count.
@@ -206,9 +207,37 @@ for i in range(10):
     torch.cuda.empty_cache()
 """
         ),
+        Valid(  # a walk over a dataset's items that runs no model: preprocessing, not a step
+            """
+import torch
+def cache_items(dataset):
+    for idx in range(len(dataset)):
+        item = dataset[idx]
+        save_tensor(item["image"], f"cache/{idx}.pt")
+        torch.cuda.empty_cache()
+"""
+        ),
     ]
 
     INVALID = [
+        Invalid(  # a walk over a dataset's items, each run through a method that runs the network
+            """
+import torch
+class VideoModel:
+    def test(self):
+        with torch.no_grad():
+            self.output = self.net_g(self.lq)
+    def validation(self, dataset, rank, world_size):
+        for idx in range(rank, len(dataset), world_size):
+            val_data = dataset[idx]
+            self.feed_data(val_data)
+            self.test()
+            torch.cuda.empty_cache()
+""",
+            line=11,
+            column=13,
+            message="every iteration",
+        ),
         Invalid(  # a loop over a DataLoader the file builds, whatever its name: one batch per iteration
             """
 import torch

@@ -62,7 +62,9 @@ class DeprecatedAmpApi(Rule):
     `torch.cpu.amp.autocast(...)` and `torch.cpu.amp.GradScaler(...)`, however they are imported (`from torch.cuda.amp import autocast, GradScaler`,
     `from torch.cuda import amp`), and those classes used as values, to be called later: bound to a
     name (`amp_cm = autocast if args.amp else contextlib.nullcontext`), passed as an argument or
-    returned (not when only tested with `isinstance`). A name imported in a `try` whose `except` only
+    returned (not when only tested with `isinstance`). Such a class assigned to a name is reported
+    once, where it is assigned: a later call or use of that name (`with amp_cm():`,
+    `train(amp_cm)`) writes nothing deprecated again. A name imported in a `try` whose `except` only
     defines a stand-in for old PyTorch (`except: class GradScaler: ...`) is the deprecated class: the
     import is what current PyTorch runs. A project's own `autocast` is never reported, nor is a call that
     is a compatibility fallback for old PyTorch: behind a version check
@@ -162,6 +164,19 @@ def is_scaler(obj):
     return isinstance(obj, GradScaler)
 """
         ),
+        Valid(  # a fallback bound in the except branch, called later through the name: no new reference
+            """
+import torch
+try:
+    amp_cm = torch.amp.autocast
+    device_args = ("cuda",)
+except AttributeError:
+    amp_cm = torch.cuda.amp.autocast
+    device_args = ()
+with amp_cm(*device_args):
+    out = model(x)
+"""
+        ),
     ]
 
     INVALID = [
@@ -192,6 +207,23 @@ with amp_cm():
 """,
             line=4,
             column=10,
+            message="called later",
+        ),
+        Invalid(  # bound to a local name, then called and passed on through it: reported once, where it is written
+            """
+import contextlib
+import torch
+def main(args):
+    amp_autocast = contextlib.nullcontext
+    if args.amp:
+        amp_autocast = torch.cuda.amp.autocast
+    with amp_autocast():
+        out = model(x)
+    train_one_epoch(model, amp_autocast)
+    evaluate(model, amp_autocast)
+""",
+            line=6,
+            column=24,
             message="called later",
         ),
         Invalid(  # torch not imported yet: the import line becomes `import torch`
@@ -383,6 +415,8 @@ def run(model, x):
         stand-in `functools.partial(torch.amp.autocast, "cuda")` would take positional arguments in
         another order (`amp_cm(True)` would pass `dtype`), and is no class for `isinstance`."""
         if isinstance(expr, (cst.Name, cst.Attribute)) and not self._compatibility_fallback():
+            if self.ctx.names_assigned_alias(expr):
+                return  # `train(amp_cm)` after `amp_cm = torch.cuda.amp.autocast`: reported at the assignment
             old = self.ctx.resolve(expr)
             if old in DEPRECATED_AMP:
                 self._references.append((expr, old))
@@ -403,6 +437,8 @@ def run(model, x):
         old = ctx.resolve(node.func)
         if old not in DEPRECATED_AMP or self._compatibility_fallback():
             return
+        if ctx.names_assigned_alias(node.func):
+            return  # `with amp_cm():`: the deprecated class is written (and reported) where amp_cm is bound
         new_name, device, positional = DEPRECATED_AMP[old]
         root = _root_name(node.func)
         local = root.value if root is not None and ctx.resolve(root) != "torch" else None
