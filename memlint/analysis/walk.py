@@ -81,6 +81,14 @@ def dotted_name(expr: cst.BaseExpression) -> Optional[str]:
     return ".".join(reversed(parts))
 
 
+def self_attr(expr: cst.BaseExpression) -> Optional[str]:
+    """`self.NAME` -> "NAME": an attribute of the object a method runs on; None for anything else
+    (`self.a.b`, `other.NAME`, `self[0]`)."""
+    if type(expr) is cst.Attribute and type(expr.value) is cst.Name and expr.value.value == "self":  # type: ignore[attr-defined]
+        return expr.attr.value  # type: ignore[attr-defined]
+    return None
+
+
 def string_key(expr: cst.BaseExpression) -> Optional[str]:
     """`state["optimizer"]` -> "optimizer": the key of a subscript by one string literal, else None."""
     if type(expr) is not cst.Subscript or len(expr.slice) != 1:  # type: ignore[attr-defined]
