@@ -11,6 +11,7 @@ import pytest
 
 from memlint.analysis import host_targets
 from memlint.analysis.context import Context
+from memlint.analysis.model import names_cpu
 from memlint.pipeline.traversal import Traversal
 
 
@@ -26,6 +27,8 @@ def _on_host(code: str, name: str = "x") -> bool:
 @pytest.mark.parametrize("value", [
     "torch.LongTensor([[1, 2, 3]])", "torch.FloatTensor(4, 4).fill_(0)", "torch.from_numpy(a)", "torch.zeros(2, device='cpu')",
     "torch.tensor([0.5, -1.0], device=torch.device('cpu'))", "a.cpu()", "a.cuda().cpu().long()",
+    # sizes and place-keeping methods as their owners (host_factories.is_size, tables) know them
+    "torch.FloatTensor(a.size() + (2,))", "torch.LongTensor(a[0].size(0), len(a))", "torch.ByteTensor(2).view_as(a).char()",
 ])  # fmt: skip
 def test_a_local_built_on_the_host(value: str) -> None:
     assert _on_host(f"def f(a):\n    x = {value}\n    return torch.ones(1).type_as(x)\n")
@@ -37,6 +40,8 @@ def test_a_local_built_on_the_host(value: str) -> None:
     # the default device decides these, and another file may set it to the accelerator
     "torch.tensor([0.5, -1.0])", "torch.zeros(2, 3)", "torch.arange(5).long()", "torch.as_tensor((1, 2))",
     "torch.arange(3, out=a)", "torch.zeros(2, device='cuda')",
+    # the host named for certain only: `torch.device("cpu")` itself, with that one argument
+    "torch.zeros(2, device=place('cpu'))", "torch.zeros(2, device=torch.device('cpu', 0))",
 ])  # fmt: skip
 def test_a_construction_that_may_be_on_a_device_is_unknown(value: str) -> None:
     assert not _on_host(f"def f(a, d, kw):\n    x = {value}\n    return x\n")
@@ -88,3 +93,19 @@ def test_a_file_that_moves_the_default_device_gets_no_answer(setting: str) -> No
 def test_the_tensor_a_target_names(target: str, root: str) -> None:
     found = host_targets._tensor_root(cst.parse_expression(target))
     assert (found.value if found is not None else None) == root
+
+
+@pytest.mark.parametrize(("expr", "loose", "certain"), [
+    ('"cpu"', True, True), ('torch.device("cpu")', True, True), ('torch.device("cuda")', False, False),
+    ('place("cpu")', True, False), ('torch.device("cpu", 0)', True, False), ("torch.device(d)", False, False),
+])  # fmt: skip
+def test_names_cpu_loose_and_certain(expr: str, loose: bool, certain: bool) -> None:
+    """`model.names_cpu`: any call given `"cpu"` first reads as the host; with a Context (host_targets'
+    question), only `torch.device("cpu")` resolved through the imports."""
+    text = "import torch\n"
+    module = cst.parse_module(text)
+    ctx = Context(module, None, text)
+    Traversal(ctx, []).walk(module)
+    parsed = cst.parse_expression(expr)
+    assert names_cpu(parsed) is loose
+    assert names_cpu(parsed, ctx) is certain

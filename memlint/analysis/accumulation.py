@@ -52,7 +52,7 @@ from memlint.analysis.roles import steps_an_optimizer
 from memlint.analysis.step_calls import is_optimizer_step
 from memlint.analysis.tables import COMBINING_METHODS
 from memlint.analysis.values import NONE, Kind
-from memlint.analysis.walk import code_descendants, code_with_parents
+from memlint.analysis.walk import code_descendants, code_with_parents, self_attr
 
 if TYPE_CHECKING:
     from memlint.analysis.context import Context
@@ -277,10 +277,7 @@ def base_name(accumulator: cst.BaseExpression) -> Optional[str]:
 
 def self_attribute(accumulator: cst.BaseExpression) -> Optional[str]:
     """`self.losses` / `self.stats["loss"]` -> "losses" / "stats": kept as long as the object."""
-    found = holder(accumulator)
-    if isinstance(found, cst.Attribute) and isinstance(found.value, cst.Name) and found.value.value == "self":
-        return found.attr.value
-    return None
+    return self_attr(holder(accumulator))  # type: ignore[arg-type]
 
 
 def comprehension_batch_source(node: cst.BaseExpression) -> Optional[str]:

@@ -57,3 +57,22 @@ def subtree(node: ast.AST) -> Iterator[ast.AST]:
                         push(item)
             elif isinstance(value, ast.AST):
                 push(value)
+
+
+# Definitions whose code is their own, not the code of the scope they stand in.
+_OWN_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+
+
+def own_nodes(scope: ast.AST) -> list[ast.AST]:
+    """The nodes of a function's (or the module's) own code: not those of the functions, classes and
+    lambdas defined in it, nor those definitions themselves (no caller asks about a nested
+    definition; no context or operator node either, as in `child_nodes`)."""
+    found: list[ast.AST] = []
+    stack = child_nodes(scope)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, _OWN_SCOPES):
+            continue
+        found.append(node)
+        stack.extend(child_nodes(node))
+    return found

@@ -26,7 +26,7 @@ from memlint.analysis.inventory import torch_nn_name
 from memlint.analysis.module_changes import literal_part, module_changes
 from memlint.analysis.sequences import sequential_elements
 from memlint.analysis.tables import INPLACE_MODULES
-from memlint.analysis.walk import code_descendants, code_with_parents
+from memlint.analysis.walk import code_descendants, code_with_parents, self_attr
 
 if TYPE_CHECKING:
     from memlint.analysis.context import Context
@@ -170,7 +170,7 @@ def used_other_than_called(class_node: Optional[cst.ClassDef], attribute: str, c
     if class_node is None:
         return True
     return any(
-        isinstance(node, cst.Attribute) and node.attr.value == attribute and _self_attr(node) == attribute
+        isinstance(node, cst.Attribute) and node.attr.value == attribute and self_attr(node) == attribute
         and _exposing(node, parents, class_node, attribute, ctx)
         for node, parents in code_with_parents(class_node)
     )  # fmt: skip
@@ -273,7 +273,7 @@ def _sequential_elements(class_node: cst.ClassDef, attribute: str, ctx) -> Optio
         node
         for node in code_descendants(class_node)
         if isinstance(node, (cst.Assign, cst.AnnAssign, cst.AugAssign))
-        and any(_self_attr(target) == attribute for target in _targets(node))
+        and any(self_attr(target) == attribute for target in _targets(node))
     ]
     if len(bindings) != 1 or not isinstance(bindings[0], cst.Assign) or not isinstance(bindings[0].value, cst.Call):
         return None
@@ -325,12 +325,6 @@ _MODULE_METHODS = frozenset(
      "zero_grad", "state_dict", "load_state_dict", "requires_grad_", "half", "float", "double", "bfloat16",
      "type", "share_memory", "apply", "forward"}
 )  # fmt: skip
-
-
-def _self_attr(expr: cst.BaseExpression) -> Optional[str]:
-    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
-        return expr.attr.value
-    return None
 
 
 def inherited_owner(classes: dict, class_name: str, attribute: str) -> Optional[str]:

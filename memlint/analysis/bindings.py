@@ -29,15 +29,10 @@ from typing import TYPE_CHECKING, Iterator, Optional
 
 import libcst as cst
 
-from memlint.analysis.walk import code_descendants
+from memlint.analysis.walk import SCOPES, code_descendants
 
 if TYPE_CHECKING:
     from memlint.analysis.context import Context
-
-# Scopes of their own: what their bodies bind is not bound where they stand (their own name aside).
-# Not comprehensions: their loop targets are theirs (`CompFor`), but a walrus in one binds the name
-# around it.
-SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 
 _ONE_TARGET = frozenset({cst.AugAssign, cst.AnnAssign, cst.NamedExpr, cst.For, cst.CompFor, cst.Del})
 _NAMED = frozenset({cst.FunctionDef, cst.ClassDef, cst.MatchAs, cst.MatchStar})

@@ -11,13 +11,10 @@ import libcst as cst
 
 from memlint.analysis.bindings import bound_by, erring_names, parameter_names
 from memlint.analysis.inventory import torch_nn_name
-from memlint.analysis.walk import code_descendants
+from memlint.analysis.walk import own_nodes
 
 if TYPE_CHECKING:
     from memlint.analysis.context import Context
-
-_NESTED_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
-
 
 def chosen_classes(ctx: "Context", func: cst.BaseExpression, function: Optional[cst.FunctionDef]) -> Optional[tuple[str, ...]]:
     """The torch.nn classes `func` (a plain name) may be in `function`, where every binding of it
@@ -34,7 +31,7 @@ def _chosen(ctx: "Context", function: cst.FunctionDef, name: str) -> Optional[tu
         return None
     kinds: list[str] = []
     bound = False
-    for node in code_descendants(function.body, skip=_NESTED_SCOPES):  # a nested scope's names are its own
+    for node in own_nodes(function):  # a nested scope's names are its own
         kind = type(node)
         if kind is cst.Assign:
             targets = [t.target for t in node.targets]  # type: ignore[attr-defined]

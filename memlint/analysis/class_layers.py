@@ -27,7 +27,7 @@ from memlint.analysis.module_lists import ListElement, element_classes, nested_e
 from memlint.analysis.norm_layers import norm_attributes
 from memlint.analysis.sequential_subclasses import last_added_layer
 from memlint.analysis.tables import FRESH_OUTPUT_LAYERS, INPLACE_MODULES
-from memlint.analysis.walk import code_descendants
+from memlint.analysis.walk import code_descendants, self_attr
 from memlint.analysis.wrapper_classes import owning_classes
 
 
@@ -317,13 +317,6 @@ class ClassLayers:
             return None
         module = self._layers()[1].get(attribute)
         return (described.name, *module) if module is not None else None
-
-
-def self_attr(expr: cst.BaseExpression) -> Optional[str]:
-    """`self.<attribute>` -> its attribute."""
-    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
-        return expr.attr.value
-    return None
 
 
 def final_name(func: cst.BaseExpression) -> Optional[str]:

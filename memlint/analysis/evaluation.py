@@ -32,6 +32,7 @@ from memlint.analysis.delegation import KEEPS_THE_MODULE, binds, binds_in_body, 
 from memlint.analysis.built_models import builds_model
 from memlint.analysis.context import GradMode, grad_mode_set_by
 from memlint.analysis.bindings import alternatives, bound_names, bound_targets, target_name_nodes
+from memlint.analysis.call_arguments import argument_for
 from memlint.analysis.inventory import PARAMETER_FREE, held_layer
 from memlint.analysis.notebooks import jupyter_cells
 from memlint.analysis.eval_returns import returned_in_eval_mode
@@ -1403,7 +1404,7 @@ def _evaluated_with_grad(function: cst.FunctionDef, training: cst.BaseExpression
             return None  # handed to other code as a value
         if _under_grad_off(parents, ctx):
             continue
-        argument = _argument_for(parent, function, parameter)  # type: ignore[arg-type]
+        argument = argument_for(parent, function, parameter)  # type: ignore[arg-type]
         if argument is None:
             continue
         # (`for phase, loader in data_loaders.items(): __train_step(..., phase, ...)`)
@@ -1470,7 +1471,7 @@ def _method_evaluated_with_grad(function: cst.FunctionDef, owner: cst.ClassDef, 
             return None  # handed to other code as a value
         if _under_grad_off(parents, ctx):
             continue
-        argument = _argument_for(parent, function, parameter, bound=True)  # type: ignore[arg-type]
+        argument = argument_for(parent, function, parameter, skipped=1)  # type: ignore[arg-type]
         if argument is None or not _constant(argument) or constant_key(argument) == training_value:
             continue
         callers.append(parent)
@@ -1616,21 +1617,6 @@ def _constant(expr: cst.BaseExpression) -> bool:
     if type(expr) in (cst.SimpleString, cst.Integer) or (type(expr) is cst.Name and expr.value in ("True", "False")):
         return True
     return type(expr) is cst.Attribute and type(expr.value) is cst.Name and expr.value.value[:1].isupper()
-
-
-def _argument_for(call: cst.Call, function: cst.FunctionDef, parameter: str, bound: bool = False) -> Optional[cst.BaseExpression]:
-    """The argument the call gives the parameter (`bound`: a call of a method on `self`, whose
-    first parameter the receiver fills)."""
-    params = [p.name.value for p in (*function.params.posonly_params, *function.params.params)][1 if bound else 0 :]
-    for position, argument in enumerate(call.args):
-        if argument.star:
-            return None
-        if argument.keyword is not None:
-            if argument.keyword.value == parameter:
-                return argument.value
-        elif position < len(params) and params[position] == parameter:
-            return argument.value
-    return None
 
 
 def factory_of(function: cst.FunctionDef, ctx: "Context") -> Optional[cst.FunctionDef]:

@@ -20,7 +20,7 @@ from typing import Iterator, Optional, Union
 
 import libcst as cst
 
-from memlint.analysis.class_layers import ClassLayers, self_attr
+from memlint.analysis.class_layers import ClassLayers
 from memlint.analysis.constants import fold
 from memlint.analysis.exits import leaves_first
 from memlint.analysis.module_lists import element_list, indexed_element
@@ -29,7 +29,7 @@ from memlint.analysis.project_facts import makes_unsaved_tensor
 from memlint.analysis.reaching import reaching_binding
 from memlint.analysis.saved import makes_fresh_tensor
 from memlint.analysis.tables import FRESH_RESULT_METHODS, RESHAPE_METHODS
-from memlint.analysis.walk import code_descendants, code_with_parents
+from memlint.analysis.walk import code_descendants, code_with_parents, self_attr
 
 # Ops whose output is a new tensor that their backward never reads (it reads only the operands):
 # an activation may overwrite it (`/` and `@` checked with PyTorch 2.13's saved tensors, also

@@ -33,7 +33,7 @@ import libcst as cst
 from memlint.analysis.attribute_owners import attribute_uses
 from memlint.analysis.bindings import local_names
 from memlint.analysis.inventory import torch_nn_name
-from memlint.analysis.walk import code_descendants
+from memlint.analysis.walk import code_descendants, self_attr
 
 if TYPE_CHECKING:
     from memlint.analysis.context import Context
@@ -60,7 +60,7 @@ def _collect(ctx: "Context", class_node: cst.ClassDef) -> dict[str, frozenset[st
         if type(node) is not cst.Assign or len(node.targets) != 1 or type(node.value) is not cst.Call:  # type: ignore[attr-defined]
             continue
         target, func = node.targets[0].target, node.value.func  # type: ignore[attr-defined]
-        attribute, method = _self_attr(target), _self_attr(func)
+        attribute, method = self_attr(target), self_attr(func)
         if attribute is None or method is None or method not in methods:
             continue
         calls[method] = calls.get(method, 0) + 1
@@ -128,9 +128,3 @@ def _unpacked_into_sequential(ctx: "Context", value: Optional[cst.BaseExpression
     if arg.star != "*" or arg.keyword is not None or type(arg.value) is not cst.Name:
         return None
     return arg.value.value  # type: ignore[attr-defined]
-
-
-def _self_attr(expr: cst.BaseExpression) -> Optional[str]:
-    if type(expr) is cst.Attribute and type(expr.value) is cst.Name and expr.value.value == "self":  # type: ignore[attr-defined]
-        return expr.attr.value  # type: ignore[attr-defined]
-    return None

@@ -304,7 +304,7 @@ def factory_kind(factory: cst.Call, ctx: "Context") -> Optional[str]:
         return name
     if any(isinstance(v, (cst.List, cst.Tuple, cst.ListComp, cst.GeneratorExp, cst.SimpleString)) for v in values):
         return None
-    if len(values) >= 2 or _is_size(values[0]):
+    if len(values) >= 2 or is_size(values[0]):
         return name
     return None
 
@@ -333,7 +333,7 @@ def counts_range(expr: cst.BaseExpression, ctx: "Context") -> bool:
     )  # fmt: skip
 
 
-def _is_size(expr: cst.BaseExpression) -> bool:
+def is_size(expr: cst.BaseExpression) -> bool:
     """`64`, `x.size(0)`, `x.size()`, `len(batch)`, `x.size() + (n,)` (a `torch.Size` joined with a
     tuple is a `torch.Size`): certainly a size, not data."""
     if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add) and isinstance(expr.right, cst.Tuple):

@@ -28,6 +28,7 @@ from __future__ import annotations
 import ast
 from typing import Callable, Optional
 
+from memlint.analysis.ast_nodes import own_nodes
 from memlint.analysis.flag_arguments import parameter_defaults
 from memlint.analysis.naming import dotted
 from memlint.analysis.tables import ELEMENTWISE_FUNCTIONS, SHAPE_METHODS, TENSOR_CASTS, TORCH_FACTORIES
@@ -75,7 +76,7 @@ def reshaped_parameter(function: ast.AST) -> Optional[int]:
     parameters = [a.arg for a in (*arguments.posonlyargs, *arguments.args)]
     rebindings = _Rebindings(function)
     found: set[int] = set()
-    returns = [n for n in _own_nodes(function) if type(n) is ast.Return]
+    returns = [n for n in own_nodes(function) if type(n) is ast.Return]
     if not returns:
         return None
     for statement in returns:
@@ -136,8 +137,8 @@ def _fixed_region(part: ast.AST, function: ast.AST) -> bool:
     if kind is not ast.Name:
         return False
     name = part.id  # type: ignore[attr-defined]
-    loops = [n for n in _own_nodes(function) if type(n) is ast.For and type(n.target) is ast.Name and n.target.id == name]
-    stores = [n for n in _own_nodes(function) if type(n) is ast.Name and n.id == name and type(n.ctx) is not ast.Load]
+    loops = [n for n in own_nodes(function) if type(n) is ast.For and type(n.target) is ast.Name and n.target.id == name]
+    stores = [n for n in own_nodes(function) if type(n) is ast.Name and n.id == name and type(n.ctx) is not ast.Load]
     if not loops or len(stores) != len(loops):
         return False  # bound some other way too (or a parameter: never a loop's alone)
     return all(_slices(loop.iter, function) for loop in loops)  # type: ignore[attr-defined]
@@ -148,7 +149,7 @@ def _slices(expr: ast.AST, function: ast.AST) -> bool:
     function's own body, to one."""
     if type(expr) is ast.Name:
         bound = [n for n in getattr(function, "body", ()) if type(n) is ast.Assign and len(n.targets) == 1 and type(n.targets[0]) is ast.Name and n.targets[0].id == expr.id]  # type: ignore[attr-defined]
-        stores = [n for n in _own_nodes(function) if type(n) is ast.Name and n.id == expr.id and type(n.ctx) is not ast.Load]  # type: ignore[attr-defined]
+        stores = [n for n in own_nodes(function) if type(n) is ast.Name and n.id == expr.id and type(n.ctx) is not ast.Load]  # type: ignore[attr-defined]
         return len(bound) == 1 and len(stores) == 1 and _slices(bound[0].value, function) and type(bound[0].value) is not ast.Name
     if type(expr) not in (ast.Tuple, ast.List) or not expr.elts:  # type: ignore[attr-defined]
         return False
@@ -180,14 +181,14 @@ def _counted_number(expr: ast.AST, function: ast.AST) -> bool:
     if arguments is not None and name in {a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)}:
         return False
     found = False
-    for node in _own_nodes(function):
+    for node in own_nodes(function):
         if type(node) is ast.Name and node.id == name and type(node.ctx) is not ast.Load:
             found = True
         elif type(node) in (ast.Global, ast.Nonlocal) and name in node.names:  # type: ignore[attr-defined]
             return False
     if not found:
         return False
-    for node in _own_nodes(function):
+    for node in own_nodes(function):
         if type(node) is ast.Assign and any(type(t) is ast.Name and t.id == name for t in node.targets):
             if len(node.targets) != 1 or not _is_number(node.value):
                 return False
@@ -201,14 +202,6 @@ def _counted_number(expr: ast.AST, function: ast.AST) -> bool:
     return True
 
 
-def _own_nodes(function: ast.AST):
-    """The nodes of `function`, not of the functions, classes and lambdas inside it."""
-    stack = list(ast.iter_child_nodes(function))
-    while stack:
-        node = stack.pop()
-        yield node
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            stack.extend(ast.iter_child_nodes(node))
 
 
 class _Rebindings:
@@ -233,7 +226,7 @@ class _Rebindings:
                         plain.add(id(statement.targets[0]))
                 other: set[str] = set()
                 fills: list[tuple[str, ast.Assign]] = []
-                for node in _own_nodes(function):
+                for node in own_nodes(function):
                     if type(node) is ast.Name and type(node.ctx) is not ast.Load and id(node) not in plain:
                         other.add(node.id)
                     elif type(node) in (ast.Assign, ast.AugAssign, ast.Delete):

@@ -38,17 +38,16 @@ import libcst as cst
 
 from memlint.analysis.bindings import bound_by, target_names
 from memlint.analysis.precision_api import keyword
-from memlint.analysis.tables import IN_PLACE_FILLS, LEGACY_SIZED_CONSTRUCTORS, TORCH_FACTORIES
+from memlint.analysis.host_factories import is_size
+from memlint.analysis.model import names_cpu
+from memlint.analysis.tables import IN_PLACE_FILLS, LEGACY_SIZED_CONSTRUCTORS, SHAPE_METHODS, TENSOR_CASTS, TORCH_FACTORIES
 from memlint.analysis.walk import code_descendants, dotted_name
 
 if TYPE_CHECKING:
     from memlint.analysis.context import Context
 
 # Methods that return the tensor where it already is: casts, reshapes, detaching, in-place fills.
-_KEEP_PLACE = frozenset({
-    "float", "double", "long", "int", "half", "bfloat16", "bool", "byte", "contiguous", "view", "reshape",
-    "squeeze", "unsqueeze", "permute", "transpose", "t", "clone", "detach", "flatten", "expand", "repeat",
-}) | IN_PLACE_FILLS  # fmt: skip
+_KEEP_PLACE = TENSOR_CASTS | SHAPE_METHODS | IN_PLACE_FILLS | {"detach"}
 # torch functions that build a tensor from data: on the default device unless `device=` says otherwise.
 _DATA_CONSTRUCTORS = frozenset({"tensor", "as_tensor"})
 _DEFAULT_DEVICE_SETTERS = frozenset({"set_default_device", "set_default_tensor_type"})
@@ -185,21 +184,12 @@ def _built_on_host(value: cst.BaseExpression, ctx: "Context") -> bool:
     if name == "from_numpy":
         return device is None
     if name in TORCH_FACTORIES or name in _DATA_CONSTRUCTORS:
-        return device is not None and _names_the_host(device.value, ctx)  # without it: the default device
+        return device is not None and names_cpu(device.value, ctx)  # without it: the default device
     if name in LEGACY_SIZED_CONSTRUCTORS:
         return (
             device is None and bool(positional) and len(positional) == len(value.args)
-            and all(_literal_numbers(v) or _size(v) for v in positional)
+            and all(_literal_numbers(v) or is_size(v) for v in positional)
         )  # fmt: skip
-    return False
-
-
-def _names_the_host(expr: cst.BaseExpression, ctx: "Context") -> bool:
-    """`"cpu"` or `torch.device("cpu")`, written in the call."""
-    if type(expr) is cst.SimpleString:
-        return expr.evaluated_value == "cpu"
-    if type(expr) is cst.Call and ctx.resolve(expr.func) == "torch.device" and len(expr.args) == 1:
-        return type(expr.args[0].value) is cst.SimpleString and expr.args[0].value.evaluated_value == "cpu"
     return False
 
 
@@ -210,14 +200,6 @@ def _literal_numbers(expr: cst.BaseExpression) -> bool:
     if type(expr) is cst.UnaryOperation and type(expr.operator) is cst.Minus:
         return _literal_numbers(expr.expression)
     return type(expr) in (cst.Integer, cst.Float)
-
-
-def _size(expr: cst.BaseExpression) -> bool:
-    """`x.size(0)`, `len(x)`, `n`-free sizes: a legacy constructor given a size builds an empty host tensor."""
-    if type(expr) is cst.Call:
-        callee = dotted_name(expr.func) or ""
-        return callee == "len" or callee.endswith(".size")
-    return False
 
 
 def _changes_default_device(module: cst.Module, ctx: "Context") -> bool:

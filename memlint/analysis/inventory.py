@@ -20,7 +20,7 @@ from memlint.analysis.bindings import alternatives
 from memlint.analysis.constants import Env, after_counted_loops, fold, fold_int, function_env, literal_bool, module_env
 from memlint.analysis.initialisers import built_layer, resolve_global, unwrapped_layer
 from memlint.analysis.iteration import named_like_batch_size
-from memlint.analysis.walk import code_descendants, nested_blocks
+from memlint.analysis.walk import code_descendants, nested_blocks, self_attr
 
 if TYPE_CHECKING:
     from memlint.analysis.context import Context
@@ -298,7 +298,7 @@ class _Builder:
                 if not isinstance(inner, cst.SimpleStatementLine):
                     continue
                 for small in inner.body:
-                    if isinstance(small, cst.Assign) and len(small.targets) == 1 and _is_self_attribute(small.targets[0].target):
+                    if isinstance(small, cst.Assign) and len(small.targets) == 1 and self_attr(small.targets[0].target) is not None:
                         if isinstance(small.value, cst.IfExp):
                             self._chosen_layers(small.targets[0].target.attr.value, small.value, env, described)  # type: ignore[attr-defined]
                             continue
@@ -328,7 +328,7 @@ class _Builder:
             for small in statement.body:
                 if isinstance(small, (cst.Assign, cst.AnnAssign)):
                     targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
-                    attrs = [t.attr.value for t in targets if _is_self_attribute(t)]
+                    attrs = [t.attr.value for t in targets if self_attr(t) is not None]
                     if not attrs or small.value is None:
                         continue
                     value = small.value
@@ -539,7 +539,7 @@ class _Builder:
                 return expr.value in flat_names
             if is_flatten(expr, self.ctx, flat_layers):
                 return True
-            if isinstance(expr, cst.Call) and _self_attr(expr.func) in passthrough and expr.args:
+            if isinstance(expr, cst.Call) and self_attr(expr.func) in passthrough and expr.args:
                 return feeds(expr.args[0].value)
             return False
 
@@ -547,9 +547,9 @@ class _Builder:
             from memlint.analysis.walk import code_descendants
 
             for node in [expr, *code_descendants(expr)]:
-                if type(node) is cst.Call and node.args and _self_attr(node.func) is not None:
+                if type(node) is cst.Call and node.args and self_attr(node.func) is not None:
                     if feeds(node.args[0].value):
-                        fed.add(_self_attr(node.func))  # type: ignore[arg-type]
+                        fed.add(self_attr(node.func))  # type: ignore[arg-type]
 
         def scan(statements) -> None:
             for statement in statements:
@@ -680,19 +680,11 @@ def _is_ordered_dict(expr: cst.BaseExpression, ctx: "Context") -> bool:
     )
 
 
-def _is_self_attribute(expr: cst.BaseExpression) -> bool:
-    return type(expr) is cst.Attribute and type(expr.value) is cst.Name and expr.value.value == "self"
-
-
-def _self_attr(expr: cst.BaseExpression) -> Optional[str]:
-    return expr.attr.value if _is_self_attribute(expr) else None  # type: ignore[union-attr]
-
-
 def _assigns_self(statement: cst.CSTNode) -> bool:
     from memlint.analysis.walk import code_descendants
 
     for node in code_descendants(statement):
-        if isinstance(node, cst.AssignTarget) and _is_self_attribute(node.target):
+        if isinstance(node, cst.AssignTarget) and self_attr(node.target) is not None:
             return True
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in (
             "add_module", "register_parameter", "append", "extend",

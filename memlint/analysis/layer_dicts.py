@@ -29,7 +29,7 @@ import libcst as cst
 from memlint.analysis.initialisers import bound_around, built_layer
 from memlint.analysis.inventory import torch_nn_name
 from memlint.analysis.module_changes import module_changes
-from memlint.analysis.walk import code_descendants
+from memlint.analysis.walk import code_descendants, self_attr
 
 if TYPE_CHECKING:
     from memlint.analysis.context import Context
@@ -70,7 +70,7 @@ def _empty_dicts(ctx: "Context", init: cst.FunctionDef) -> list[str]:
     for node in code_descendants(init.body, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda)):
         if type(node) is not cst.Assign or len(node.targets) != 1:  # type: ignore[attr-defined]
             continue
-        attribute = _self_attribute(node.targets[0].target)  # type: ignore[attr-defined]
+        attribute = self_attr(node.targets[0].target)  # type: ignore[attr-defined]
         if attribute is not None and _is_empty_dict(ctx, node.value):  # type: ignore[attr-defined]
             found.append(attribute)
     return found
@@ -90,7 +90,7 @@ def _entries(init: cst.FunctionDef, attribute: str):
     for node in code_descendants(init.body, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda)):
         if type(node) is cst.Assign and len(node.targets) == 1:  # type: ignore[attr-defined]
             target = node.targets[0].target  # type: ignore[attr-defined]
-            if _single_key(target) and _self_attribute(target.value) == attribute:  # type: ignore[attr-defined]
+            if _single_key(target) and self_attr(target.value) == attribute:  # type: ignore[attr-defined]
                 yield node.value  # type: ignore[attr-defined]
 
 
@@ -181,9 +181,3 @@ def _single_key(expr: cst.BaseExpression) -> bool:
 
 def _named(expr: cst.BaseExpression, attribute: str) -> bool:
     return type(expr) is cst.Attribute and expr.attr.value == attribute  # type: ignore[attr-defined]
-
-
-def _self_attribute(expr: cst.BaseExpression) -> Optional[str]:
-    if type(expr) is cst.Attribute and type(expr.value) is cst.Name and expr.value.value == "self":  # type: ignore[attr-defined]
-        return expr.attr.value  # type: ignore[attr-defined]
-    return None

@@ -46,7 +46,7 @@ Facts, and the evidence of each (docs/architecture.md, "The semantic model"):
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Iterator, Mapping, Optional, Union
+from typing import TYPE_CHECKING, Iterable, Iterator, Mapping, Optional, Union
 
 import libcst as cst
 
@@ -62,6 +62,9 @@ from memlint.analysis.meters import Meters
 from memlint.analysis.naming import OPTIMIZER_ONLY_NAME
 from memlint.analysis.walk import code_descendants, dotted_name, held_as, held_name, module_entries_key
 from memlint.pipeline.tree import code_children
+
+if TYPE_CHECKING:
+    from memlint.analysis.context import Context
 
 # Where a backward call or a helper call is recorded (a lambda or a class ends a loop's own statements).
 _SCOPES = (cst.FunctionDef, cst.For, cst.While, cst.Lambda, cst.ClassDef)
@@ -992,13 +995,18 @@ def _datasets(module: cst.Module, scope: cst.CSTNode, own: frozenset[str]) -> di
     return found
 
 
-def names_cpu(expr: cst.BaseExpression) -> bool:
-    """`"cpu"`, `torch.device("cpu")`: the host, not an accelerator."""
+def names_cpu(expr: cst.BaseExpression, ctx: Optional["Context"] = None) -> bool:
+    """`"cpu"`, `torch.device("cpu")`: the host, not an accelerator.  Without `ctx`, any call whose
+    first argument is `"cpu"` reads as the host (a loop's move that is no move to a device); with
+    `ctx`, only `torch.device("cpu")` itself, resolved through the file's imports and given that one
+    argument: the host for certain (host_targets: where a tensor is built)."""
     if type(expr) is cst.SimpleString:
         return expr.evaluated_value == "cpu"  # type: ignore[union-attr]
-    if type(expr) is cst.Call and expr.args and type(expr.args[0].value) is cst.SimpleString:  # type: ignore[union-attr]
-        return expr.args[0].value.evaluated_value == "cpu"  # type: ignore[union-attr]
-    return False
+    if type(expr) is not cst.Call or not expr.args or type(expr.args[0].value) is not cst.SimpleString:  # type: ignore[union-attr]
+        return False
+    if ctx is not None and (len(expr.args) != 1 or ctx.resolve(expr.func) != "torch.device"):  # type: ignore[union-attr]
+        return False
+    return expr.args[0].value.evaluated_value == "cpu"  # type: ignore[union-attr]
 
 
 def follows_device(where: cst.BaseExpression) -> bool:

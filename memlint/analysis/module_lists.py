@@ -25,7 +25,7 @@ import libcst as cst
 from memlint.analysis.bindings import alternatives, bound_by, erring_names
 from memlint.analysis.initialisers import built_layer
 from memlint.analysis.inventory import torch_nn_name
-from memlint.analysis.walk import code_descendants
+from memlint.analysis.walk import code_descendants, self_attr
 
 if TYPE_CHECKING:
     from memlint.analysis.context import Context
@@ -267,14 +267,14 @@ def indexed_element(expr: cst.BaseExpression) -> Optional[ListElement]:
         if len(parts) != 1 or type(parts[0].slice) is not cst.Index or parts[0].slice.star is not None:
             return None
         expr, depth = expr.value, depth + 1  # type: ignore[attr-defined]
-    attribute = _self_attribute(expr)
+    attribute = self_attr(expr)
     return ListElement(attribute, depth) if attribute is not None and 1 <= depth <= 2 else None
 
 
 def _element_source(target: cst.BaseExpression, iterable: cst.BaseExpression, name: str) -> Optional[str]:
     """`for name in self.<attribute>` / `for ..., name, ... in zip(self.<a>, self.<attribute>, ...)`."""
     if type(target) is cst.Name:
-        return _self_attribute(iterable) if target.value == name else None  # type: ignore[attr-defined]
+        return self_attr(iterable) if target.value == name else None  # type: ignore[attr-defined]
     if type(target) not in (cst.Tuple, cst.List) or type(iterable) is not cst.Call:
         return None
     func = iterable.func  # type: ignore[attr-defined]
@@ -285,13 +285,7 @@ def _element_source(target: cst.BaseExpression, iterable: cst.BaseExpression, na
         return None
     for element, argument in zip(elements, iterable.args):  # type: ignore[attr-defined]
         if type(element.value) is cst.Name and element.value.value == name:
-            return _self_attribute(argument.value)
-    return None
-
-
-def _self_attribute(expr: cst.BaseExpression) -> Optional[str]:
-    if type(expr) is cst.Attribute and type(expr.value) is cst.Name and expr.value.value == "self":  # type: ignore[attr-defined]
-        return expr.attr.value  # type: ignore[attr-defined]
+            return self_attr(argument.value)
     return None
 
 

@@ -26,7 +26,8 @@ from memlint.analysis.bindings import exact_names_bound_by
 from memlint.analysis.initialisers import resolve_global
 from memlint.analysis.inventory import torch_nn_name
 from memlint.analysis.tables import NORM_CLASS_NAME, NORM_PARAMETER_NAME, TORCH_NORM_CLASSES
-from memlint.pipeline.tree import code_children, code_descendants
+from memlint.analysis.walk import own_nodes
+from memlint.pipeline.tree import code_children
 
 if TYPE_CHECKING:
     from memlint.analysis.context import Context
@@ -97,7 +98,7 @@ def _parameter_values(ctx: "Context", function: cst.FunctionDef, name: str, dept
     values: list[cst.BaseExpression] = []
     if param is not None and param.default is not None:
         values.append(param.default)
-    for node in _own_nodes(function):
+    for node in own_nodes(function):
         if type(node) is cst.Assign and any(type(t.target) is cst.Name and t.target.value == name for t in node.targets):
             value = node.value
             if type(value) is cst.BooleanOperation and type(value.operator) is cst.Or:  # `norm_layer or nn.BatchNorm2d`
@@ -131,15 +132,6 @@ def _parameter_values(ctx: "Context", function: cst.FunctionDef, name: str, dept
             return None
         found.append(kind)
     return tuple(dict.fromkeys(found))
-
-
-_NESTED_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
-
-
-def _own_nodes(function: cst.FunctionDef) -> list[cst.CSTNode]:
-    """The code nodes of the function's body, not those inside functions or classes defined in it
-    (the nested definitions themselves are listed: no caller looks for them)."""
-    return [function.body, *code_descendants(function.body, skip=_NESTED_SCOPES)]
 
 
 def _arguments_passed(ctx: "Context", function: cst.FunctionDef, name: str) -> list[tuple[Optional[cst.FunctionDef], Optional[cst.BaseExpression]]]:
@@ -224,7 +216,7 @@ def _norm_attributes(ctx: "Context", class_node: cst.ClassDef) -> frozenset[str]
     if init is None:
         return frozenset()
     found: set[str] = set()
-    for node in _own_nodes(init):
+    for node in own_nodes(init):
         if type(node) is not cst.Assign or len(node.targets) != 1 or type(node.value) is not cst.Call:
             continue
         target = node.targets[0].target

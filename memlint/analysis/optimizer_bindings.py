@@ -35,7 +35,7 @@ from typing import Callable, Iterator, Optional
 import libcst as cst
 
 from memlint.analysis.optimizers import builds_optimizer
-from memlint.analysis.walk import code_descendants, dotted_name, held_name
+from memlint.analysis.walk import code_descendants, dotted_name, held_name, own_nodes
 
 
 def constructed_optimizers(module: cst.Module, qualify: Callable[[str], str]) -> frozenset[str]:
@@ -98,11 +98,11 @@ def _helper_name(call: cst.Call) -> Optional[str]:
 def _returned_optimizers(function: cst.FunctionDef, builds: Callable[[cst.BaseExpression], bool]) -> frozenset:
     """The positions at which every `return` of `function` holds an optimizer (None for a single
     value), or nothing."""
-    returns = [node for node in _own_nodes(function) if type(node) is cst.Return]
+    returns = [node for node in own_nodes(function) if type(node) is cst.Return]
     if not returns or any(r.value is None for r in returns):
         return frozenset()
     bindings: dict[str, list[cst.BaseExpression]] = {}
-    for node in _own_nodes(function):
+    for node in own_nodes(function):
         if type(node) is cst.Assign:
             for target in node.targets:
                 for name, value in _bound(target.target, node.value):
@@ -143,7 +143,3 @@ def _bound(target: cst.BaseExpression, value: cst.BaseExpression) -> Iterator[tu
             inner = value.elements[position].value if paired else cst.Name("None")
             yield from _bound(element.value, inner)
 
-
-def _own_nodes(function: cst.FunctionDef) -> Iterator[cst.CSTNode]:
-    """The nodes of a function's own code (not of the functions, classes and lambdas it defines)."""
-    return code_descendants(function.body, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda))

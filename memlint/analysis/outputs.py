@@ -17,7 +17,7 @@ from memlint.analysis.tables import LOSS_CONTAINER_WORDS, LOSS_NAME
 from memlint.analysis.naming import name_tokens, named_like_model
 from memlint.analysis.tables import GATHERING_METHODS, NON_MODEL_VERBS, TENSOR_CASTS
 from memlint.analysis.values import Kind, evaluate, own_definition
-from memlint.analysis.walk import code_descendants, dotted_name
+from memlint.analysis.walk import code_descendants, dotted_name, self_attr
 
 if TYPE_CHECKING:
     from memlint.analysis.context import Context
@@ -55,7 +55,7 @@ def model_output(expr: cst.BaseExpression, ctx: "Context", known: Collection[str
     if isinstance(expr, cst.Attribute):
         if ctx.resolve(expr) is not None or expr.attr.value in _NOT_OUTPUT_ATTRIBUTES:
             return False
-        if _is_self_attribute(expr):
+        if self_attr(expr) is not None:
             # `self.logits`, where the caller knows it holds an output (`self_output_key`)
             return self_output_key(expr.attr.value) in known and "loss" not in name_tokens(expr.attr.value)
         return model_output(expr.value, ctx, known)
@@ -114,7 +114,7 @@ def self_attribute_outputs(target: cst.BaseExpression, value: cst.BaseExpression
     """(attribute, whether it is now a model output) for each `self.<attribute>` an assignment binds:
     `self.logits = self.fc(feats)`, or one element of `self.logits, self.memory = self.classifier(x)`
     (every element of a model's returned tuple is one of its outputs)."""
-    if type(target) is cst.Attribute and _is_self_attribute(target):  # type: ignore[arg-type]
+    if self_attr(target) is not None:
         return [(target.attr.value, model_output(value, ctx, known))]  # type: ignore[attr-defined]
     if type(target) not in (cst.Tuple, cst.List):
         return []
@@ -122,7 +122,7 @@ def self_attribute_outputs(target: cst.BaseExpression, value: cst.BaseExpression
     return [
         (e.value.attr.value, whole)  # type: ignore[attr-defined]
         for e in target.elements  # type: ignore[attr-defined]
-        if type(e.value) is cst.Attribute and _is_self_attribute(e.value)  # type: ignore[arg-type]
+        if self_attr(e.value) is not None
     ]
 
 
@@ -275,7 +275,3 @@ _NOT_OUTPUT_METHODS = frozenset(
         "get_parameter", "get_buffer", "get_input_embeddings", "get_output_embeddings", "log", "log_dict",
     }
 )  # fmt: skip
-
-
-def _is_self_attribute(expr: cst.Attribute) -> bool:
-    return isinstance(expr.value, cst.Name) and expr.value.value == "self"

@@ -22,8 +22,8 @@ history it would otherwise have guessed, it reports nothing wrongly):
 - `fn(...)` of a parameter `fn` of a module-level function F the caller is, never rebound in F, where
   F's name is read only as the callee of calls and every such call hands `C(...)` of one class of the
   file at that parameter (the annotated transformer's `run_epoch(..., SimpleLossCompute(...), ...)`);
-Each definition must be an undecorated plain `def` taking `self` first where it is a method, with no
-positional-only parameters, in a file with no star import.  Not read: `self.m(...)` (a mixin earlier
+Each definition must be an undecorated plain `def` taking `self` first where it is a method, in a
+file with no star import; which argument a call hands each parameter is `call_arguments.argument_for`'s.  Not read: `self.m(...)` (a mixin earlier
 in the method order or an override in another file may run instead: a review found both), a call in
 a nested function (an enclosing one may define the name again).  A local changed in place
 (`stats.mul_(loss)`, `stats[0] = loss`) is not known.  An argument whose history the valuation
@@ -37,6 +37,7 @@ from typing import Iterable, Optional
 import libcst as cst
 
 from memlint.analysis import tables
+from memlint.analysis.call_arguments import argument_for
 from memlint.analysis.bindings import SCOPES, exact_names_bound_by, parameter_names
 from memlint.analysis.walk import code_descendants, dotted_name
 
@@ -264,7 +265,7 @@ class CalleeIndex:
             return None  # rebound in the function: not only what the callers hand
         built: set[str] = set()
         for site in calls[owner]:
-            argument = _argument(site, name, positional.index(name) if name in positional else None)
+            argument = argument_for(site, caller, name)
             if argument is None or type(argument) is not cst.Call or type(argument.func) is not cst.Name:  # type: ignore[attr-defined]
                 return None
             built.add(argument.func.value)  # type: ignore[attr-defined]
@@ -292,25 +293,7 @@ class CalleeIndex:
 def handed_argument(call: cst.Call, function: cst.FunctionDef, skipped: int, parameter: str) -> Optional[cst.BaseExpression]:
     """The argument `call` hands `function`'s `parameter` (the first `skipped` parameters are
     filled by the call itself: `self`), or None where it may be a default or cannot be told."""
-    if function.params.posonly_params:
-        return None  # (positional-only parameters come first: the mapping below would be off)
-    names = [p.name.value for p in function.params.params][skipped:]
-    index = names.index(parameter) if parameter in names else None
-    return _argument(call, parameter, index)
-
-
-def _argument(call: cst.Call, name: str, index: Optional[int]) -> Optional[cst.BaseExpression]:
-    position = 0
-    for arg in call.args:
-        if arg.star:
-            return None  # `f(*args)` / `f(**kw)`: cannot tell which argument is which
-        if arg.keyword is None:
-            if position == index:
-                return arg.value
-            position += 1
-        elif arg.keyword.value == name:
-            return arg.value
-    return None
+    return argument_for(call, function, parameter, skipped)
 
 
 def _method(cls: cst.ClassDef, name: str) -> Optional[cst.FunctionDef]:

@@ -16,6 +16,7 @@ from typing import Optional
 import libcst as cst
 
 from memlint.pipeline.tree import code_descendants
+from memlint.analysis.walk import self_attr
 
 _BINDINGS = (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Del)
 # (the node indexed, its bindings): the node is held so that its id is not reused
@@ -65,7 +66,7 @@ def loop_bindings(loop: cst.CSTNode) -> tuple[dict[str, int], frozenset[str]]:
                 counts[attribute] = counts.get(attribute, 0) + 1
         elif kind is cst.Call:
             func = node.func  # type: ignore[attr-defined]
-            if type(func) is cst.Attribute and _self_attribute(func) is not None:
+            if type(func) is cst.Attribute and self_attr(func) is not None:
                 called.add(func.attr.value)
     frozen = frozenset(called)
     _remember(_LOOP_INDEX, loop, (loop, counts, frozen))
@@ -87,15 +88,9 @@ def _bound_attributes(statement: cst.CSTNode) -> set[str]:
             targets.extend(e.value for e in target.elements)  # type: ignore[attr-defined]
         elif type(target) is cst.StarredElement:
             targets.append(target.value)  # type: ignore[attr-defined]
-        elif (attribute := _self_attribute(target)) is not None:
+        elif (attribute := self_attr(target)) is not None:
             found.add(attribute)
     return found
-
-
-def _self_attribute(expr: cst.CSTNode) -> Optional[str]:
-    if type(expr) is cst.Attribute and type(expr.value) is cst.Name and expr.value.value == "self":  # type: ignore[attr-defined]
-        return expr.attr.value  # type: ignore[attr-defined]
-    return None
 
 
 def _remember(index: dict, node: cst.CSTNode, entry: tuple) -> None:

@@ -12,13 +12,13 @@ from typing import Optional
 import libcst as cst
 
 from memlint.analysis.chosen_classes import chosen_classes
-from memlint.analysis.class_layers import ClassLayers, self_attr
+from memlint.analysis.class_layers import ClassLayers
 from memlint.analysis.fresh_forwards import fresh_output_classes
 from memlint.analysis.initialisers import built_layer
 from memlint.analysis.inventory import torch_nn_name
 from memlint.analysis.norm_layers import norm_built
 from memlint.analysis.tables import FRESH_OUTPUT_LAYERS, INPLACE_MODULES, OUTPUT_NOT_SAVED
-from memlint.analysis.walk import code_descendants
+from memlint.analysis.walk import code_descendants, self_attr
 from memlint.analysis.wrapper_classes import owned_layer, wrapped_layer
 
 

@@ -17,7 +17,7 @@ import libcst as cst
 
 from memlint.analysis.bindings import bound_by, bound_names, erring_names
 from memlint.analysis.inventory import resolve_global, torch_nn_name
-from memlint.analysis.walk import code_descendants
+from memlint.analysis.walk import code_descendants, self_attr
 
 
 def sequential_elements(call: cst.Call, ctx) -> list[tuple[cst.BaseExpression, Optional[cst.CSTNode]]]:
@@ -82,8 +82,8 @@ def added_layer(statement: cst.CSTNode) -> Optional[tuple[str, str, cst.Call]]:
     receiver = func.value
     if isinstance(receiver, cst.Name):
         text = receiver.value
-    elif _self_attr(receiver) is not None:
-        text = "self." + _self_attr(receiver)  # type: ignore[operator]
+    elif self_attr(receiver) is not None:
+        text = "self." + self_attr(receiver)  # type: ignore[operator]
     else:
         return None
     position = 0 if func.attr.value == "append" else 1
@@ -105,7 +105,7 @@ def empty_sequential_target(statement: cst.CSTNode, ctx) -> Optional[tuple[str, 
     target = small.targets[0].target
     if isinstance(target, cst.Name):
         return target.value, None
-    attribute = _self_attr(target)
+    attribute = self_attr(target)
     return ("self." + attribute, attribute) if attribute is not None else None
 
 
@@ -251,7 +251,7 @@ def dict_given_to_sequential_only(scope: cst.CSTNode, name: str, ctx) -> Optiona
                 if any(type(a.value) is cst.Name and a.value.value == name for a in args):
                     if len(args) != 1 or args[0].keyword is not None or args[0].star or len(targets) != 1:
                         return None
-                    named = targets[0].value if type(targets[0]) is cst.Name else _self_attr(targets[0])  # type: ignore[attr-defined]
+                    named = targets[0].value if type(targets[0]) is cst.Name else self_attr(targets[0])  # type: ignore[attr-defined]
                     bound.append(named or "")
         elif any(name in erring_names(target) for target in bound_by(node)):
             return None  # bound otherwise
@@ -288,7 +288,7 @@ def sequential_bound_to(scope: cst.CSTNode, name: str, ctx) -> Optional[str]:
         if torch_nn_name(ctx, call.func) != "Sequential" or len(node.targets) != 1:  # type: ignore[attr-defined]
             return None
         target = node.targets[0].target  # type: ignore[attr-defined]
-        named = target.value if type(target) is cst.Name else _self_attr(target)
+        named = target.value if type(target) is cst.Name else self_attr(target)
         if named is None:
             return None
         bound.append(named)
@@ -304,12 +304,6 @@ def sequential_unpacking(scope: cst.CSTNode, name: str, ctx) -> Optional[cst.Cal
         and torch_nn_name(ctx, node.func) == "Sequential"  # type: ignore[attr-defined]
     ]  # fmt: skip
     return found[0] if len(found) == 1 else None  # type: ignore[return-value]
-
-
-def _self_attr(expr: cst.BaseExpression) -> Optional[str]:
-    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
-        return expr.attr.value
-    return None
 
 
 def _extends_through(call: cst.Call, name: str, helper: Optional[tuple[str, int]]) -> bool:

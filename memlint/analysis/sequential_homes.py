@@ -30,7 +30,7 @@ from typing import Optional
 import libcst as cst
 
 from memlint.analysis.inventory import torch_nn_name
-from memlint.analysis.walk import code_descendants, code_with_parents
+from memlint.analysis.walk import code_descendants, code_with_parents, self_attr
 
 _CONTAINERS = frozenset({"ModuleList", "ModuleDict", "ParameterDict"})
 # Scopes a name bound to an element may be called in (its mentions are counted there).
@@ -53,11 +53,11 @@ def _collect_homes(ctx) -> dict[int, str]:
         if kind is cst.Call:
             func = node.func  # type: ignore[attr-defined]
             if type(func) is cst.Attribute and func.attr.value == "append" and len(node.args) == 1:  # type: ignore[attr-defined]
-                home = _self_attr(func.value)
+                home = self_attr(func.value)
                 if home is not None and _is_sequential(ctx, node.args[0].value):  # type: ignore[attr-defined]
                     homes[id(node.args[0].value)] = home  # type: ignore[attr-defined]
         elif kind is cst.Assign and len(node.targets) == 1:  # type: ignore[attr-defined]
-            home = _self_attr(node.targets[0].target)  # type: ignore[attr-defined]
+            home = self_attr(node.targets[0].target)  # type: ignore[attr-defined]
             value = node.value  # type: ignore[attr-defined]
             if home is None or type(value) is not cst.Call or not _is_container(ctx, value):
                 continue
@@ -218,9 +218,3 @@ def _is_sequential(ctx, expr: cst.BaseExpression) -> bool:
 
 def _is_container(ctx, call: cst.Call) -> bool:
     return torch_nn_name(ctx, call.func) in _CONTAINERS
-
-
-def _self_attr(expr: cst.BaseExpression) -> Optional[str]:
-    if type(expr) is cst.Attribute and type(expr.value) is cst.Name and expr.value.value == "self":  # type: ignore[attr-defined]
-        return expr.attr.value  # type: ignore[attr-defined]
-    return None

@@ -92,7 +92,7 @@ import functools
 from typing import Any, Callable, Iterator, Optional
 
 from memlint.analysis import call_rules, evidence, tables
-from memlint.analysis.ast_nodes import child_nodes, subtree
+from memlint.analysis.ast_nodes import child_nodes, own_nodes, subtree
 from memlint.analysis.configured_choices import configured_choice
 from memlint.analysis.counted_loops import enumerate_start, first_bound
 from memlint.analysis.deep_imports import imported_frameworks
@@ -1521,7 +1521,7 @@ class _Summary:
         """Does function `key` call `importlib.import_module` (outside nested functions)?"""
         return any(
             type(node) is ast.Call and self.qualify(dotted(node.func)) == "importlib.import_module"  # type: ignore[attr-defined]
-            for node in _own_nodes(self.nodes[key])
+            for node in own_nodes(self.nodes[key])
         )  # fmt: skip
 
     def _found_in_module(self, key: str, value: Optional[ast.expr]) -> bool:
@@ -1546,7 +1546,7 @@ class _Summary:
     def _loop_item(self, key: str, name: str) -> bool:
         """Is `name` a target of a `for` loop of function `key` over the items or values of a
         module's namespace (`lib.__dict__.items()`, `vars(lib).values()`)?"""
-        for node in _own_nodes(self.nodes[key]):
+        for node in own_nodes(self.nodes[key]):
             if type(node) is not ast.For or name not in set(_stored_names([node.target])):  # type: ignore[attr-defined]
                 continue
             iterated = node.iter  # type: ignore[attr-defined]
@@ -1963,7 +1963,7 @@ class _Summary:
         known = self.backpropagated.get(key)
         if known is None:
             scope = self.nodes[key] if key else self.tree
-            inside = [n for n in _own_nodes(scope)]
+            inside = [n for n in own_nodes(scope)]
             known = self.backpropagated[key] = evidence.backpropagated_names(
                 (n for n in inside if type(n) is ast.Call), (n for n in inside if type(n) is ast.Assign)
             )
@@ -2008,18 +2008,6 @@ def _marimo_cells(statements) -> frozenset[int]:
 # ---------------------------------------------------------------------------- local names
 
 
-def _own_nodes(scope: ast.AST) -> list[ast.AST]:
-    """The nodes of a function's (or the module's) own code: not those of the functions, classes and
-    lambdas defined in it."""
-    found: list[ast.AST] = []
-    stack = child_nodes(scope)  # (no context or operator node is asked about)
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (*_FUNCTIONS, ast.ClassDef, ast.Lambda)):
-            continue
-        found.append(node)
-        stack.extend(child_nodes(node))
-    return found
 
 
 # Wrappers whose call runs the module they are given (`nn.DataParallel(model)`): the same model.
@@ -2206,7 +2194,7 @@ def forwarded_attribute(node: ast.ClassDef) -> Optional[str]:
     if attribute is None:
         return None
     forward_self = (forward.args.posonlyargs + forward.args.args)[:1]
-    returns = [n for n in _own_nodes(forward) if type(n) in (ast.Return, ast.Yield, ast.YieldFrom)]
+    returns = [n for n in own_nodes(forward) if type(n) in (ast.Return, ast.Yield, ast.YieldFrom)]
     if not forward_self or not returns or any(not _calls_attribute(r, forward_self[0].arg, attribute) for r in returns):
         return None
     if any(type(n) is ast.Name and n.id == given and type(n.ctx) is not ast.Load for n in ast.walk(init)):
@@ -2865,7 +2853,7 @@ def returned_closure(function: ast.AST) -> Optional[ast.AST]:
     inner = [s for s in function.body if isinstance(s, _FUNCTIONS)]  # type: ignore[attr-defined]
     if not inner:
         return None
-    returns = [n for n in _own_nodes(function) if type(n) is ast.Return]
+    returns = [n for n in own_nodes(function) if type(n) is ast.Return]
     if not returns or not all(type(r.value) is ast.Name for r in returns):
         return None
     names = {r.value.id for r in returns}  # type: ignore[union-attr]
@@ -2875,7 +2863,7 @@ def returned_closure(function: ast.AST) -> Optional[ast.AST]:
     defined = [s for s in inner if s.name == name]
     arguments = function.args  # type: ignore[attr-defined]
     parameters = {a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg) if a is not None}
-    rebound = any(type(n) is ast.Name and n.id == name and type(n.ctx) is not ast.Load for n in _own_nodes(function))
+    rebound = any(type(n) is ast.Name and n.id == name and type(n.ctx) is not ast.Load for n in own_nodes(function))
     if len(defined) != 1 or name in parameters or rebound:
         return None
     return defined[0]

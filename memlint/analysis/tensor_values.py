@@ -17,9 +17,8 @@ from typing import TYPE_CHECKING, Optional
 import libcst as cst
 
 from memlint.analysis.bindings import bound_by, erring_names
-from memlint.analysis.class_layers import self_attr
 from memlint.analysis.tables import FRESH_RESULT_METHODS, INPLACE_TWINS, RESHAPE_METHODS
-from memlint.analysis.walk import code_descendants
+from memlint.analysis.walk import code_descendants, self_attr
 
 if TYPE_CHECKING:
     from memlint.analysis.fresh_values import FreshValues

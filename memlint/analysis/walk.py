@@ -14,6 +14,18 @@ from memlint.analysis.evidence import entries_key
 from memlint.pipeline.tree import children, code_children, code_descendants, descendants  # noqa: F401  (re-exported)
 
 
+# Scopes of their own: what their bodies bind is not bound where they stand (their own name aside),
+# and their code is not the code of the function around them.  Not comprehensions: their loop
+# targets are theirs (`CompFor`), but a walrus in one binds the name around it.
+SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+
+
+def own_nodes(function: cst.FunctionDef) -> Iterator[cst.CSTNode]:
+    """The code nodes of `function`'s body, not those inside the functions, classes and lambdas it
+    defines (the nested definitions themselves are listed)."""
+    return code_descendants(function.body, skip=SCOPES)
+
+
 def with_parents(node: cst.CSTNode) -> Iterator[tuple[cst.CSTNode, tuple[cst.CSTNode, ...]]]:
     """Every node under `node` in source order, with its ancestors (nearest last)."""
     stack: list[tuple[cst.CSTNode, tuple[cst.CSTNode, ...]]] = [(child, (node,)) for child in reversed(children(node))]
@@ -79,6 +91,14 @@ def dotted_name(expr: cst.BaseExpression) -> Optional[str]:
         return None
     parts.append(expr.value)  # type: ignore[union-attr]
     return ".".join(reversed(parts))
+
+
+def self_attr(expr: cst.BaseExpression) -> Optional[str]:
+    """`self.NAME` -> "NAME": an attribute of the object a method runs on; None for anything else
+    (`self.a.b`, `other.NAME`, `self[0]`)."""
+    if type(expr) is cst.Attribute and type(expr.value) is cst.Name and expr.value.value == "self":  # type: ignore[attr-defined]
+        return expr.attr.value  # type: ignore[attr-defined]
+    return None
 
 
 def string_key(expr: cst.BaseExpression) -> Optional[str]:

@@ -34,7 +34,7 @@ from memlint.analysis.bindings import bound_by, erring_names
 from memlint.analysis.initialisers import returns_its_argument, unwrapped_layer
 from memlint.analysis.inventory import single_module_classes, torch_nn_name
 from memlint.analysis.module_changes import module_changes
-from memlint.analysis.walk import code_descendants
+from memlint.analysis.walk import code_descendants, self_attr
 
 if TYPE_CHECKING:
     from memlint.analysis.context import Context
@@ -109,9 +109,9 @@ def _returned_attribute(forward: cst.FunctionDef) -> Optional[str]:
         if type(value) is not cst.Call:
             return None
         func = value.func
-        if type(func) is cst.Attribute and func.attr.value == "forward" and _self_attribute(func.value) is not None:
+        if type(func) is cst.Attribute and func.attr.value == "forward" and self_attr(func.value) is not None:
             func = func.value
-        attribute = _self_attribute(func)
+        attribute = self_attr(func)
         if attribute is None:
             return None
         attributes.add(attribute)
@@ -127,7 +127,7 @@ def _layer_bound(ctx: "Context", init: cst.FunctionDef, attribute: str) -> Optio
         kind = type(node)
         if kind is cst.Assign:
             for target in node.targets:  # type: ignore[attr-defined]
-                if _self_attribute(target.target) == attribute:
+                if self_attr(target.target) == attribute:
                     values.append(node.value)  # type: ignore[attr-defined]
                 elif type(target.target) is cst.Name:
                     locals_.setdefault(target.target.value, []).append(node.value)  # type: ignore[attr-defined]
@@ -215,8 +215,8 @@ def _stored_as(init: cst.FunctionDef, argument: str) -> Optional[str]:
             for left, right in pairs:
                 if type(left) is cst.Name and left.value == argument:
                     return None  # the name rebound: `self.<a>` may hold something else
-                if type(right) is cst.Name and right.value == argument and _self_attribute(left) is not None:
-                    found.append(_self_attribute(left))  # type: ignore[arg-type]
+                if type(right) is cst.Name and right.value == argument and self_attr(left) is not None:
+                    found.append(self_attr(left))  # type: ignore[arg-type]
         elif kind is not cst.Assign and any(argument in erring_names(target) for target in bound_by(node)):
             return None  # bound otherwise
     return found[0] if len(found) == 1 else None
@@ -227,12 +227,6 @@ def _calls_attribute(value: Optional[cst.BaseExpression], attribute: str) -> boo
     if type(value) is not cst.Call:
         return False
     func = value.func  # type: ignore[attr-defined]
-    if type(func) is cst.Attribute and func.attr.value == "forward" and _self_attribute(func.value) == attribute:
+    if type(func) is cst.Attribute and func.attr.value == "forward" and self_attr(func.value) == attribute:
         return True
-    return _self_attribute(func) == attribute
-
-
-def _self_attribute(expr: cst.BaseExpression) -> Optional[str]:
-    if type(expr) is cst.Attribute and type(expr.value) is cst.Name and expr.value.value == "self":  # type: ignore[attr-defined]
-        return expr.attr.value  # type: ignore[attr-defined]
-    return None
+    return self_attr(func) == attribute

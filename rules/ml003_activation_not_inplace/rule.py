@@ -11,7 +11,7 @@ from memlint.analysis import GradMode
 from memlint.analysis.activations import cannot_run_activation, inplace_argument, inplace_fix_safety, tensor_method_activation, with_inplace
 from memlint.analysis.added_layers import AddedAfter, added_in_function, added_in_module
 from memlint.analysis.attribute_owners import attribute_uses, class_nodes, path_used_other_than_called, used_other_than_called
-from memlint.analysis.class_layers import final_name, self_attr
+from memlint.analysis.class_layers import final_name
 from memlint.analysis.fresh_values import FreshValues, calls_run_by
 from memlint.analysis.inplace_savings import Saving, inplace_saving, keeps_its_input
 from memlint.analysis.inventory import torch_nn_name
@@ -33,7 +33,7 @@ from memlint.analysis.sequences import (
 from memlint.analysis.statement_blocks import function_blocks, module_code_blocks
 from memlint.analysis.tensor_values import proven_tensor
 from memlint.analysis.tables import FRESH_OUTPUT_LAYERS, INPLACE_FUNCTIONS, INPLACE_MODULES, INPLACE_TWINS, OUTPUT_NOT_SAVED
-from memlint.analysis.walk import code_descendants, descendants
+from memlint.analysis.walk import code_descendants, descendants, self_attr
 from memlint.diagnostics import Severity
 from memlint.rule import MARIMO_STAND_IN, Harness, Invalid, Rule, Valid
 from memlint.rules.ml003_activation_not_inplace.meta import META

@@ -13,7 +13,7 @@ from memlint.analysis.iteration import names_in
 from memlint.analysis.module_changes import module_changes
 from memlint.analysis.precision_api import has_star_args, keyword
 from memlint.analysis.versions import is_version_check
-from memlint.analysis.walk import code_descendants
+from memlint.analysis.walk import code_descendants, self_attr
 from memlint.diagnostics import Severity
 from memlint.rule import Harness, Invalid, Rule, Valid
 from memlint.rules.ml007_checkpoint_misuse.meta import META
@@ -542,7 +542,7 @@ class Encoder(nn.Module):
         if isinstance(test, cst.Name):
             function = self.ctx.function_node
             return function is not None and _parameter_defaults_false(function, test.value)
-        attribute = _self_attribute(test)
+        attribute = self_attr(test)
         if attribute is None:
             return False
         class_node = next((f.node for f in reversed(self.ctx.frames) if f.kind == "class"), None)
@@ -560,7 +560,7 @@ class Encoder(nn.Module):
         if isinstance(func, cst.Name) and self.ctx.resolve(func) is None:
             return ("func", func.value)
         class_name = self.ctx.class_name
-        if class_name is not None and _self_attribute(func) is not None:
+        if class_name is not None and self_attr(func) is not None:
             return ("method", class_name, func.attr.value)  # type: ignore[attr-defined]
         return None
 
@@ -657,12 +657,6 @@ def _tests_requires_grad(test: cst.BaseExpression) -> bool:
     return any(name in ("requires_grad", "is_grad_enabled") for name in names_in(test))
 
 
-def _self_attribute(expr: cst.BaseExpression) -> Optional[str]:
-    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
-        return expr.attr.value
-    return None
-
-
 def _parameter_defaults_false(function: cst.FunctionDef, name: str) -> bool:
     params = [*function.params.params, *function.params.kwonly_params]
     return any(p.name.value == name and isinstance(p.default, cst.Name) and p.default.value == "False" for p in params)
@@ -678,7 +672,7 @@ def _attribute_defaults_false(class_node: cst.ClassDef, attribute: str) -> bool:
             continue
         for node in (n for n in code_descendants(method.body) if type(n) is cst.Assign):
             for target in node.targets:
-                if _self_attribute(target.target) != attribute:
+                if self_attr(target.target) != attribute:
                     continue
                 value = node.value
                 if isinstance(value, cst.Name) and _parameter_defaults_false(method, value.value):
