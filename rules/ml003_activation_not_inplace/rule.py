@@ -3739,6 +3739,42 @@ def probe(x):
 """,
             config=_EXACT,
         ),
+        Valid(  # the statement between the appends extends the list itself: the ReLU follows the Sigmoid, which keeps its output
+            """
+from torch import nn
+class Head(nn.Module):
+    def __init__(self, c, n):
+        super().__init__()
+        subnet = []
+        for _ in range(n):
+            subnet.append(nn.Conv2d(c, c, 3, padding=1))
+            subnet += [nn.Sigmoid()]
+            subnet.append(nn.ReLU())
+        self.subnet = nn.Sequential(*subnet)
+    def forward(self, x):
+        return self.subnet(x)
+""",
+            config=_EXACT,
+        ),
+        Valid(  # a call between the appends may reach the container through another name: what it ends with there is not known
+            """
+from torch import nn
+def widen(width):
+    return width * 2
+class Head(nn.Module):
+    def __init__(self, c, n):
+        super().__init__()
+        body = nn.Sequential()
+        for i in range(n):
+            body.add_module(f"conv{i}", nn.Conv2d(c, c, 3, padding=1))
+            c = widen(c)
+            body.add_module(f"relu{i}", nn.ReLU())
+        self.body = body
+    def forward(self, x):
+        return self.body(x)
+""",
+            config=_EXACT,
+        ),
     ]
 
     INVALID = [
@@ -7936,6 +7972,43 @@ def head(c, n):
     return mlp
 """,
             harness=_runs("head(4, 2)", "2, 4, 8, 8"),
+        ),
+        Invalid(  # a statement between the appends only updates a width: the ReLU still follows the conv (TensorMask's subnets, issue 27, the twenty-second part)
+            """
+from torch import nn
+class Head(nn.Module):
+    def __init__(self, c, n):
+        super().__init__()
+        subnet = []
+        width = c
+        for _ in range(n):
+            subnet.append(nn.Conv2d(width, c, 3, padding=1))
+            width = c
+            subnet.append(nn.ReLU())
+        self.subnet = nn.Sequential(*subnet)
+    def forward(self, x):
+        return self.subnet(x)
+""",
+            line=10,
+            column=27,
+            config=_EXACT,
+            message="`nn.ReLU` after `nn.Conv2d`",
+            fixed="""
+from torch import nn
+class Head(nn.Module):
+    def __init__(self, c, n):
+        super().__init__()
+        subnet = []
+        width = c
+        for _ in range(n):
+            subnet.append(nn.Conv2d(width, c, 3, padding=1))
+            width = c
+            subnet.append(nn.ReLU(inplace=True))
+        self.subnet = nn.Sequential(*subnet)
+    def forward(self, x):
+        return self.subnet(x)
+""",
+            harness=_runs("Head(4, 2)", "2, 4, 8, 8"),
         ),
     ]
 
