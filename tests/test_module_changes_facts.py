@@ -7,7 +7,7 @@ from __future__ import annotations
 import libcst as cst
 import pytest
 
-from memlint.analysis.module_changes import ANY, ModuleChanges, _bound_once, _literal_prefix
+from memlint.analysis.module_changes import ANY, NUMBER_FOLLOWS, ModuleChanges, _bound_once, _literal_prefix, _number_follows, bound_by_prefix
 
 
 def _expr(code: str) -> cst.BaseExpression:
@@ -23,6 +23,26 @@ def _expr(code: str) -> cst.BaseExpression:
 )  # fmt: skip
 def test_a_literal_prefix_of_a_name_built_at_run_time(code, prefix):
     assert _literal_prefix(_expr(code), {}) == prefix
+
+
+@pytest.mark.parametrize(
+    "code, number",
+    [('"fc%d" % i', True), ('"fc%02d" % i', True), ('"fc%i" % (i,)', True), ('"fc{}".format(k + 1)', True),
+     ('"fc{0}".format(k - 1)', True), ('f"fc{k + 1}"', True),
+     ('"fc%s" % i', False), ('"fc% d" % i', False), ('"fc{}".format(k)', False), ('"fc{}".format(k * 2)', False),
+     ('f"fc{k}"', False), ('f"fc{k + 1!s}"', False), ('"fc{:>3}".format(k + 1)', False), ('"fc" + str(k)', False)],
+)  # fmt: skip
+def test_a_number_follows_the_prefix_only_where_the_value_formatted_is_one(code, number):
+    assert _number_follows(_expr(code), {}) is number
+
+
+def test_a_name_a_number_follows_the_prefix_of_binds_only_names_going_on_as_numbers():
+    numbered = "fc" + NUMBER_FOLLOWS
+    assert bound_by_prefix("fc1", numbered) and bound_by_prefix("fc-1", numbered) and bound_by_prefix("fcinf", numbered)
+    assert not bound_by_prefix("fcs", numbered) and not bound_by_prefix("fc_layers", numbered)
+    assert bound_by_prefix("fcs", "fc") and bound_by_prefix("fc_layers", "fc")
+    assert not _changes({}, {}, {"conv" + NUMBER_FOLLOWS}).bound_once("conv1", "Net")
+    assert _changes({}, {}, {"conv1_"}).bound_once("conv1", "Net")  # ("conv1_": not a prefix of it)
 
 
 def test_a_name_bound_once_to_a_prefixed_string_has_its_prefix():

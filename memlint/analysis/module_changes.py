@@ -135,7 +135,7 @@ class ModuleChanges:
         return sum(self.own.get(c, {}).get(attribute, 0) for c in classes) == 1
 
     def _prefixed(self, attribute: str) -> bool:
-        return any(attribute.startswith(prefix) for prefix in self.prefixes)
+        return any(bound_by_prefix(attribute, prefix) for prefix in self.prefixes)
 
     def class_bindings(self, attribute: str, class_name: str | None) -> int | None:
         """How many `self.<attribute> = ...` the class and its subclasses in the file write; None
@@ -458,6 +458,8 @@ def _collect(module: cst.Module, ctx: "Context") -> ModuleChanges:
                         plain_setattrs = _setattrs_of_computed_values(module)
                     if not (called == "setattr" and id(node) in plain_setattrs):  # type: ignore[operator]
                         prefix = _literal_prefix(label, bound_once())
+                        if prefix and _number_follows(label, bound_once()):
+                            prefix += NUMBER_FOLLOWS  # `"fc{}".format(k + 1)`: "fc1", "fc2", never "fcs"
                         if prefix:
                             prefixes.add(prefix)  # `setattr(m, "bn" + suffix, ...)`: only names so starting
                         else:
@@ -495,7 +497,7 @@ def _may_hold_anothers(ctx: "Context", name: str, values, in_classes: int, bindi
     `ModuleChanges.shared_names`)?  No only where every binding of `self.<name>` in the file is
     `self.<name> = <call>` in a method of a top-level class, a call that builds something, or None,
     and no other object's attribute so named is bound (nor one by a name not literal)."""
-    if ANY in bindings or bindings.get(name, 0) or any(name.startswith(p) for p in prefixes) or len(values) != in_classes:
+    if ANY in bindings or bindings.get(name, 0) or any(bound_by_prefix(name, p) for p in prefixes) or len(values) != in_classes:
         return True
     return not all(_builds_its_own(ctx, value) for value in values)
 
@@ -533,7 +535,7 @@ def _torch_child(ctx: "Context", holder: str, child: str, own: dict, subclasses:
     in all, to a call of a class of `torch.nn` itself (`torch.nn.<Class>`), and nothing else in the
     file binds an attribute `child` (another object's, a `setattr` by a name not literal or with
     its prefix, another such binding on a child)."""
-    if ANY in bindings or bindings.get(child, 0) or child in labels or any(child.startswith(p) for p in prefixes):
+    if ANY in bindings or bindings.get(child, 0) or child in labels or any(bound_by_prefix(child, p) for p in prefixes):
         return False
     related = _related(subclasses, holder)
     if sum(own.get(c, {}).get(child, 0) for c in related) != 1:
@@ -593,6 +595,56 @@ def _bound_once(module: cst.Module) -> dict[str, cst.BaseExpression]:
         for name in erring_names(target):
             values.setdefault(name, []).append(value if type(target) is cst.Name else None)
     return {name: found[0] for name, found in values.items() if len(found) == 1 and found[0] is not None}
+
+
+# Marks a prefix that a number's text follows (`"fc%d" % i`, `"fc{}".format(k + 1)`).
+NUMBER_FOLLOWS = "\0"
+# How the text of a number may start: a digit, a sign, a point, "inf", "nan", a complex's "(".
+_NUMBER_STARTS = frozenset("0123456789-+.inIN(")
+
+
+def bound_by_prefix(attribute: str, prefix: str) -> bool:
+    """May a name built from `prefix` (`_literal_prefix`, marked where a number follows it) be
+    `attribute`?  After a prefix a number follows, only a name going on as a number's text may
+    (PointRend's `add_module("fc{}".format(k + 1), fc)` binds "fc1", "fc2": never "fcs")."""
+    if not prefix.endswith(NUMBER_FOLLOWS):
+        return attribute.startswith(prefix)
+    literal = prefix[: -len(NUMBER_FOLLOWS)]
+    return attribute.startswith(literal) and (len(attribute) == len(literal) or attribute[len(literal)] in _NUMBER_STARTS)
+
+
+def _number_follows(label: cst.BaseExpression | None, once: dict[str, cst.BaseExpression]) -> bool:
+    """Is the first thing formatted after the literal start of `label` (`_literal_prefix`) a
+    number's text: `"fc%d" % i` (`%d` formats numbers alone, or raises), or `"fc{}".format(k + 1)` /
+    `f"fc{k + 1}"`, a `+` or `-` with an integer literal (a string operand would raise, a number
+    gives a number; not `*`: `"s" * 2` is a string)?  Any other value may be any text."""
+    if type(label) is cst.Name and label.value in once:  # type: ignore[attr-defined]
+        label = once[label.value]  # type: ignore[attr-defined]
+    if type(label) is cst.BinaryOperation and type(label.operator) is cst.Modulo and type(label.left) is cst.SimpleString:  # type: ignore[attr-defined]
+        text = label.left.evaluated_value  # type: ignore[attr-defined]
+        if not isinstance(text, str) or "%" not in text:
+            return False
+        conversion = text.split("%", 1)[1].lstrip("0123456789-+#")  # (flags and width: a space flag would start with " ")
+        return conversion[:1] in ("d", "i")
+    if type(label) is cst.Call and type(label.func) is cst.Attribute and label.func.attr.value == "format":  # type: ignore[attr-defined]
+        base = label.func.value  # type: ignore[attr-defined]
+        text = base.evaluated_value if type(base) is cst.SimpleString else None  # type: ignore[attr-defined]
+        args = label.args  # type: ignore[attr-defined]
+        if not isinstance(text, str) or "{" not in text or not args or args[0].keyword is not None or args[0].star:
+            return False
+        field = text.split("{", 1)[1].split("}", 1)[0]
+        return field in ("", "0") and _integer_arithmetic(args[0].value)
+    if type(label) is cst.FormattedString and len(label.parts) > 1 and type(label.parts[1]) is cst.FormattedStringExpression:  # type: ignore[attr-defined]
+        part = label.parts[1]  # type: ignore[attr-defined]
+        return part.conversion is None and part.format_spec is None and _integer_arithmetic(part.expression)
+    return False
+
+
+def _integer_arithmetic(value: cst.BaseExpression) -> bool:
+    """`k + 1`, `n - 1`: `+` or `-` with an integer literal on one side."""
+    if type(value) is not cst.BinaryOperation or type(value.operator) not in (cst.Add, cst.Subtract):  # type: ignore[attr-defined]
+        return False
+    return type(value.left) is cst.Integer or type(value.right) is cst.Integer  # type: ignore[attr-defined]
 
 
 def _literal_prefix(label: cst.BaseExpression | None, once: dict[str, cst.BaseExpression]) -> str:

@@ -3739,6 +3739,65 @@ def probe(x):
 """,
             config=_EXACT,
         ),
+        Valid(  # a hook on one of the listed layers, reached by the name it was registered under, sees the output the ReLU would overwrite
+            """
+import torch.nn.functional as F
+from torch import nn
+kept = []
+class Head(nn.Module):
+    def __init__(self, c, n):
+        super().__init__()
+        self.fcs = []
+        for k in range(n):
+            fc = nn.Linear(c, c)
+            self.add_module("fc{}".format(k + 1), fc)
+            self.fcs.append(fc)
+        self.fc1.register_forward_hook(lambda m, i, o: kept.append(o))
+    def forward(self, x):
+        for layer in self.fcs:
+            x = F.relu(layer(x))
+        return x
+""",
+            config=_EXACT,
+        ),
+        Valid(  # the layers are registered under names built from any text: one of them may be `fcs` itself
+            """
+import torch.nn.functional as F
+from torch import nn
+class Head(nn.Module):
+    def __init__(self, c, tags):
+        super().__init__()
+        self.fcs = []
+        for tag in tags:
+            fc = nn.Linear(c, c)
+            self.add_module("fc" + tag, fc)
+            self.fcs.append(fc)
+    def forward(self, x):
+        for layer in self.fcs:
+            x = F.relu(layer(x))
+        return x
+""",
+            config=_EXACT,
+        ),
+        Valid(  # the loop's body binds the name again before the call: which layer it holds there is not the list's
+            """
+import torch.nn.functional as F
+from torch import nn
+class Head(nn.Module):
+    def __init__(self, c, n):
+        super().__init__()
+        self.fcs = nn.ModuleList([nn.Linear(c, c) for _ in range(n)])
+        self.norms = nn.ModuleList([nn.LayerNorm(c) for _ in range(n)])
+    def forward(self, x, wrap):
+        for layer in self.norms:
+            x = layer(x)
+        for layer in self.fcs:
+            layer = wrap(layer)
+            x = F.relu(layer(x))
+        return x
+""",
+            config=_EXACT,
+        ),
         Valid(  # the statement between the appends extends the list itself: the ReLU follows the Sigmoid, which keeps its output
             """
 from torch import nn
@@ -7972,6 +8031,51 @@ def head(c, n):
     return mlp
 """,
             harness=_runs("head(4, 2)", "2, 4, 8, 8"),
+        ),
+        Invalid(  # a plain list of layers, each bound to a name, registered under a numbered name and appended; the function's other loop binds the same name to another list's elements (PointRend's heads, issue 27, the twenty-second part)
+            """
+import torch.nn.functional as F
+from torch import nn
+class Head(nn.Module):
+    def __init__(self, c, n):
+        super().__init__()
+        self.blocks = [nn.Sigmoid()]
+        self.fcs = []
+        for k in range(n):
+            fc = nn.Linear(c, c)
+            self.add_module("fc{}".format(k + 1), fc)
+            self.fcs.append(fc)
+    def forward(self, x):
+        for layer in self.blocks:
+            x = layer(x)
+        for layer in self.fcs:
+            x = F.relu(layer(x))
+        return x
+""",
+            line=16,
+            column=17,
+            config=_EXACT,
+            message="the fresh output of `layer`, a layer of a list",
+            fixed="""
+import torch.nn.functional as F
+from torch import nn
+class Head(nn.Module):
+    def __init__(self, c, n):
+        super().__init__()
+        self.blocks = [nn.Sigmoid()]
+        self.fcs = []
+        for k in range(n):
+            fc = nn.Linear(c, c)
+            self.add_module("fc{}".format(k + 1), fc)
+            self.fcs.append(fc)
+    def forward(self, x):
+        for layer in self.blocks:
+            x = layer(x)
+        for layer in self.fcs:
+            x = F.relu(layer(x), inplace=True)
+        return x
+""",
+            harness=_runs("Head(4, 2)", "3, 4"),
         ),
         Invalid(  # a statement between the appends only updates a width: the ReLU still follows the conv (TensorMask's subnets, issue 27, the twenty-second part)
             """

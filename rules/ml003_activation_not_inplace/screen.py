@@ -191,8 +191,8 @@ def _loop_variables(source: Source) -> set[str]:
 
 def _attributes_holding_layers(source: Source) -> set[str]:
     """`self.<attr>` assigned a layer that does not save its output (`self.fc = nn.Linear(...)`, also
-    through a wrapper: `layer_init(nn.Linear(...))`), a `ModuleList(...)` (which may hold them), a
-    name (which may hold one), or what a method of the class builds (`self.layer3 =
+    through a wrapper: `layer_init(nn.Linear(...))`), a `ModuleList(...)` or an empty list (which may
+    hold them), a name (which may hold one), or what a method of the class builds (`self.layer3 =
     self._make_layer(...)`: a stage of blocks, analysis/helper_sequentials.py); or holding one under a
     key (`self.convs["a"] = nn.Conv2d(...)`: analysis/layer_dicts.py)."""
     layer_names = source.names_for(FRESH_OUTPUT_LAYERS) | source.names_for(["ModuleList"]) | _norm_names(source) | _module_classes(source)
@@ -200,7 +200,8 @@ def _attributes_holding_layers(source: Source) -> set[str]:
     for node in source.nodes(ast.Assign, ast.AnnAssign):
         value = node.value  # type: ignore[attr-defined]
         built_by_method = isinstance(value, ast.Call) and is_self_attribute(value.func)
-        if not (isinstance(value, ast.Name) or built_by_method or (isinstance(value, ast.Call) and _layer_of(value) & layer_names)):
+        empty_list = isinstance(value, ast.List) and not value.elts  # `self.fcs = []`, filled with layers by `.append`
+        if not (isinstance(value, ast.Name) or built_by_method or empty_list or (isinstance(value, ast.Call) and _layer_of(value) & layer_names)):
             continue
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]  # type: ignore[attr-defined]
         found.update(t.attr for t in targets if is_self_attribute(t))
