@@ -43,11 +43,17 @@ def sequential_home(ctx, call: cst.Call) -> Optional[str]:
 
 
 def _homes(ctx) -> dict[int, str]:
+    return _found(ctx)[0]
+
+
+def _found(ctx) -> tuple[dict[int, str], frozenset[str]]:
+    """The Sequentials' homes, and every attribute of `self` the file binds to such a container."""
     return ctx.memo("sequential-homes", lambda: _collect_homes(ctx))  # type: ignore[return-value]
 
 
-def _collect_homes(ctx) -> dict[int, str]:
+def _collect_homes(ctx) -> tuple[dict[int, str], frozenset[str]]:
     homes: dict[int, str] = {}
+    containers: set[str] = set()
     for node in code_descendants(ctx.module):
         kind = type(node)
         if kind is cst.Call:
@@ -61,10 +67,11 @@ def _collect_homes(ctx) -> dict[int, str]:
             value = node.value  # type: ignore[attr-defined]
             if home is None or type(value) is not cst.Call or not _is_container(ctx, value):
                 continue
+            containers.add(home)
             for element in _stored(value):
                 if _is_sequential(ctx, element):
                     homes[id(element)] = home
-    return homes
+    return homes, frozenset(containers)
 
 
 def _stored(container: cst.Call) -> list[cst.BaseExpression]:
@@ -85,7 +92,9 @@ def _stored(container: cst.Call) -> list[cst.BaseExpression]:
 
 
 def runs_elements_whole(ctx, home: str) -> bool:
-    """Does every mention of an attribute named `home` in the file keep its elements whole (see above)?"""
+    """Does every mention of an attribute named `home` in the file keep its elements whole (see
+    above)?  Asked of any container the file binds to `self.<home>` (a Sequential subclass's
+    instances kept in one: analysis/sequential_subclasses.py), not only a Sequential's home."""
     return ctx.memo(("elements-whole", home), lambda: _runs_elements_whole(ctx, home))  # type: ignore[return-value]
 
 
@@ -96,7 +105,8 @@ def _mentions(ctx) -> dict[str, list]:
 
 
 def _collect_mentions(ctx) -> dict[str, list]:
-    homes = set(_homes(ctx).values())
+    found_homes, containers = _found(ctx)
+    homes = set(found_homes.values()) | containers
     found: dict[str, list] = {home: [] for home in homes}
     for node, parents in code_with_parents(ctx.module):
         kind = type(node)

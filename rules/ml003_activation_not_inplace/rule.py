@@ -22,6 +22,7 @@ from memlint.analysis.sequence_layers import activation_class, activation_named,
 from memlint.analysis.returned_sequentials import attribute_holding_returned
 from memlint.analysis.script_globals import module_names_private
 from memlint.analysis.sequential_homes import runs_elements_whole, sequential_home
+from memlint.analysis.sequential_subclasses import constructor_layers
 from memlint.analysis.sequences import (
     dict_given_to_sequential_only,
     groups_unpacked_into_sequential_only,
@@ -3795,6 +3796,65 @@ class Head(nn.Module):
             layer = wrap(layer)
             x = F.relu(layer(x))
         return x
+""",
+            config=_EXACT,
+        ),
+        Valid(  # the constructor puts a Sigmoid into the list before the ReLU: the ReLU follows it, and the Sigmoid keeps its output
+            """
+from torch import nn
+class Branch(nn.Sequential):
+    def __init__(self, c):
+        modules = [nn.Conv2d(c, c, 3, padding=1), nn.GroupNorm(2, c), nn.ReLU()]
+        modules.insert(2, nn.Sigmoid())
+        super().__init__(*modules)
+class Net(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.branch = Branch(c)
+    def forward(self, x):
+        return self.branch(x)
+""",
+            config=_EXACT,
+        ),
+        Valid(  # the instances' container runs each instance's layers one by one, keeping every output: the ReLU would overwrite the norm's
+            """
+from torch import nn
+class Branch(nn.Sequential):
+    def __init__(self, c):
+        super().__init__(nn.Conv2d(c, c, 3, padding=1), nn.GroupNorm(2, c), nn.ReLU())
+class Net(nn.Module):
+    def __init__(self, c, n):
+        super().__init__()
+        branches = []
+        for _ in range(n):
+            branches.append(Branch(c))
+        self.branches = nn.ModuleList(branches)
+    def forward(self, x):
+        kept = []
+        for branch in self.branches:
+            for layer in branch:
+                x = layer(x)
+                kept.append(x)
+        return kept
+""",
+            config=_EXACT,
+        ),
+        Valid(  # the list of instances is kept as well as handed to the container: what else reaches an instance is not followed
+            """
+from torch import nn
+class Branch(nn.Sequential):
+    def __init__(self, c):
+        super().__init__(nn.Conv2d(c, c, 3, padding=1), nn.GroupNorm(2, c), nn.ReLU())
+class Net(nn.Module):
+    def __init__(self, c, n):
+        super().__init__()
+        branches = []
+        for _ in range(n):
+            branches.append(Branch(c))
+        self.branches = nn.ModuleList(branches)
+        self.first = branches[0][:2]
+    def forward(self, x):
+        return [branch(x) for branch in self.branches], self.first(x)
 """,
             config=_EXACT,
         ),
@@ -8032,6 +8092,92 @@ def head(c, n):
 """,
             harness=_runs("head(4, 2)", "2, 4, 8, 8"),
         ),
+        Invalid(  # a class that is an nn.Sequential and nothing more, built by `super().__init__(*modules)`; its instances are appended to a list that becomes a ModuleList whose elements only run whole (DensePose's ASPP, issue 27, the twenty-second part)
+            """
+import torch
+from torch import nn
+class Branch(nn.Sequential):
+    def __init__(self, c, d):
+        modules = [
+            nn.Conv2d(c, c, 3, padding=d, dilation=d, bias=False),
+            nn.GroupNorm(2, c),
+            nn.ReLU(),
+        ]
+        super(Branch, self).__init__(*modules)
+class Pyramid(nn.Module):
+    def __init__(self, c, rates):
+        super().__init__()
+        modules = []
+        for r in rates:
+            modules.append(Branch(c, r))
+        self.convs = nn.ModuleList(modules)
+    def forward(self, x):
+        res = []
+        for conv in self.convs:
+            res.append(conv(x))
+        return torch.cat(res, dim=1)
+""",
+            line=8,
+            column=13,
+            config=_EXACT,
+            message="`nn.ReLU` after `nn.GroupNorm`",
+            fixed="""
+import torch
+from torch import nn
+class Branch(nn.Sequential):
+    def __init__(self, c, d):
+        modules = [
+            nn.Conv2d(c, c, 3, padding=d, dilation=d, bias=False),
+            nn.GroupNorm(2, c),
+            nn.ReLU(inplace=True),
+        ]
+        super(Branch, self).__init__(*modules)
+class Pyramid(nn.Module):
+    def __init__(self, c, rates):
+        super().__init__()
+        modules = []
+        for r in rates:
+            modules.append(Branch(c, r))
+        self.convs = nn.ModuleList(modules)
+    def forward(self, x):
+        res = []
+        for conv in self.convs:
+            res.append(conv(x))
+        return torch.cat(res, dim=1)
+""",
+            harness=_runs("Pyramid(4, [1, 2])", "2, 4, 8, 8"),
+        ),
+        Invalid(  # the layers given to the Sequential's constructor directly; the instance held by `self` and only called
+            """
+from torch import nn
+class Pool(nn.Sequential):
+    def __init__(self, c):
+        super().__init__(nn.AdaptiveAvgPool2d(1), nn.Conv2d(c, c, 1), nn.GroupNorm(2, c), nn.ReLU())
+class Net(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.pool = Pool(c)
+    def forward(self, x):
+        return self.pool(x) + x
+""",
+            line=4,
+            column=91,
+            config=_EXACT,
+            message="`nn.ReLU` after `nn.GroupNorm`",
+            fixed="""
+from torch import nn
+class Pool(nn.Sequential):
+    def __init__(self, c):
+        super().__init__(nn.AdaptiveAvgPool2d(1), nn.Conv2d(c, c, 1), nn.GroupNorm(2, c), nn.ReLU(inplace=True))
+class Net(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.pool = Pool(c)
+    def forward(self, x):
+        return self.pool(x) + x
+""",
+            harness=_runs("Net(4)", "2, 4, 8, 8"),
+        ),
         Invalid(  # a plain list of layers, each bound to a name, registered under a numbered name and appended; the function's other loop binds the same name to another list's elements (PointRend's heads, issue 27, the twenty-second part)
             """
 import torch.nn.functional as F
@@ -8281,6 +8427,12 @@ class Head(nn.Module):
                 self._pending.extend(candidates)
         for added in added_in_function(node, self.ctx):
             self._check_added(added, node)
+        # `super().__init__(*modules)` in the constructor of a class that is an `nn.Sequential` and
+        # nothing more: its instances run those layers in order (analysis/sequential_subclasses.py)
+        if node.name.value == "__init__":
+            layers = constructor_layers(self.ctx, node)
+            if layers:
+                self._pending.extend(self._sequence_candidates(layers, None))
         # Every function, not only `forward`: a helper that `forward` calls (`self._attention(h)`),
         # a message function handed to a graph library (`g.apply_edges(self.edge_attention)`) or a
         # metric (`cs_map = a / b; cs_map = F.relu(cs_map)`) computes the same fresh values; whether

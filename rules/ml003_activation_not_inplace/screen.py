@@ -209,6 +209,12 @@ def _attributes_holding_layers(source: Source) -> set[str]:
     return found
 
 
+def _super_init(call: ast.Call) -> bool:
+    """`super().__init__(...)` / `super(Block, self).__init__(...)`."""
+    func = call.func
+    return isinstance(func, ast.Attribute) and func.attr == "__init__" and isinstance(func.value, ast.Call) and final_name(func.value.func) == "super"
+
+
 def _layer_pair_in_a_sequence(source: Source, exact: bool) -> bool:
     """An in-place-capable module right after a layer that does not save its output (or a call
     wrapping one: `layer_init(nn.Conv2d(...))`), in the arguments of `Sequential(...)`, in a list /
@@ -222,6 +228,8 @@ def _layer_pair_in_a_sequence(source: Source, exact: bool) -> bool:
     sequential = source.names_for(["Sequential"])
     sequences = [node.elts for node in source.nodes(ast.List, ast.Tuple)]  # type: ignore[attr-defined]
     sequences += [node.args for node in source.nodes(ast.Call) if final_name(node.func) in sequential]  # type: ignore[attr-defined]
+    # `super().__init__(conv, norm, nn.ReLU())` in a subclass of nn.Sequential (analysis/sequential_subclasses.py)
+    sequences += [node.args for node in source.nodes(ast.Call) if _super_init(node)]  # type: ignore[attr-defined]
     if source.mentions("append", "add_module", "OrderedDict"):
         sequences += _added_one_by_one(source)
         # Added in branches (`if bn: net.add_module(...)`, then `if leaky: net.add_module(...)`): the
