@@ -254,3 +254,38 @@ def test_a_file_naming_modules_or_setattr_rebinds_unseen():
     for naming in ('self._modules["bn"] = m', 'self.__dict__["bn"] = m', 'self.__setattr__("bn", m)', 'vars(self)["bn"] = m'):
         assert _collected(f"class A(nn.Module):\n    def f(self, m):\n        {naming}\n").rebinds_unseen, naming
     assert not _collected("class A(nn.Module):\n    def f(self, m):\n        self.bn = m\n").rebinds_unseen
+
+
+_NAMED_BY_METHOD = """
+import torch.nn as nn
+class Head(nn.Module):
+    def __init__(self, c, n):
+        super().__init__()
+        for i in range(n):
+            layer_name = self._layer_name(i)
+            self.add_module(layer_name, nn.Conv2d(c, c, 1))
+    def _layer_name(self, i):
+        {body}
+"""
+
+
+@pytest.mark.parametrize(
+    "body, prefixes",
+    [
+        ('name = "conv_fcn{}".format(i + 1)\n        return name', {"conv_fcn" + NUMBER_FOLLOWS}),
+        ('return "conv_fcn%d" % i', {"conv_fcn" + NUMBER_FOLLOWS}),
+        ('return "conv_" + str(i)', {"conv_"}),
+        # the method does more, or returns what is not known
+        ('print(i)\n        return "conv_fcn%d" % i', set()),
+        ("return self.names[i]", set()),
+    ],
+)
+def test_a_name_a_method_of_the_class_builds(body, prefixes):
+    changes = _collected(_NAMED_BY_METHOD.format(body=body))
+    assert set(changes.prefixes) == prefixes
+    assert (ANY in changes.bindings) is not bool(prefixes)
+
+
+def test_a_name_from_a_method_another_class_of_the_file_also_defines_is_not_known():
+    code = _NAMED_BY_METHOD.format(body='return "conv_fcn%d" % i') + "class Other(Head):\n    def _layer_name(self, i):\n        return 'x'\n"
+    assert ANY in _collected(code).bindings

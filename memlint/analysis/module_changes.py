@@ -457,6 +457,8 @@ def _collect(module: cst.Module, ctx: "Context") -> ModuleChanges:
                     if called == "setattr" and plain_setattrs is None:
                         plain_setattrs = _setattrs_of_computed_values(module)
                     if not (called == "setattr" and id(node) in plain_setattrs):  # type: ignore[operator]
+                        if owner is not None and label is not None:
+                            label = _label_from_method(module, owner, label, node) or label  # type: ignore[arg-type]
                         prefix = _literal_prefix(label, bound_once())
                         if prefix and _number_follows(label, bound_once()):
                             prefix += NUMBER_FOLLOWS  # `"fc{}".format(k + 1)`: "fc1", "fc2", never "fcs"
@@ -584,6 +586,74 @@ def _receives_self(method: cst.FunctionDef) -> bool:
     params = method.params.params
     static = any(type(d.decorator) is cst.Name and d.decorator.value == "staticmethod" for d in method.decorators)  # type: ignore[attr-defined]
     return bool(params) and params[0].name.value == "self" and not static
+
+
+def built_name_prefix(ctx: "Context", label: cst.BaseExpression, call: cst.Call, owner: str | None) -> str:
+    """The literal start of a name `call` (a method of the top-level class `owner`, or None) builds
+    at run time as `label` (`_literal_prefix`, through `_label_from_method`), marked where a number's
+    text follows it; "" where not known.  For an asker that reads names as module_changes does
+    (sequential_homes: `getattr(self, layer_name)`)."""
+    once: dict = ctx.memo("names-bound-once", lambda: _bound_once(ctx.module))  # type: ignore[assignment]
+    if owner is not None:
+        label = _label_from_method(ctx.module, owner, label, call) or label
+    prefix = _literal_prefix(label, once)
+    return prefix + NUMBER_FOLLOWS if prefix and _number_follows(label, once) else prefix
+
+
+def _label_from_method(module: cst.Module, owner: str, label: cst.BaseExpression, call: cst.Call) -> cst.BaseExpression | None:
+    """DensePose's `layer_name = self._get_layer_name(i)`, then `self.add_module(layer_name, layer)`
+    (or `self.add_module(self._get_layer_name(i), layer)`): the string a method of the class builds
+    (`return "body_conv_fcn{}".format(i + 1)`, or through one local bound and returned), where the
+    method of the class that makes the call binds the name once, to `self.<method>(...)`, and the
+    class defines that method once, as a body of that string alone; no other class of the file
+    defines a method so named (a subclass may override it).  None where that is not so."""
+    if type(label) not in (cst.Name, cst.Call):
+        return None
+    classes = [s for s in module.body if type(s) is cst.ClassDef and s.name.value == owner]  # type: ignore[attr-defined]
+    if len(classes) != 1:
+        return None
+    methods = [m for m in classes[0].body.body if type(m) is cst.FunctionDef]  # type: ignore[attr-defined]
+    caller = next((m for m in methods if any(n is call for n in code_descendants(m))), None)
+    if caller is None or not _receives_self(caller):
+        return None
+    value: cst.BaseExpression | None = label
+    if type(label) is cst.Name:
+        name = label.value  # type: ignore[attr-defined]
+        found = [(t, v) for t, v in bound_targets(caller.body) if name in erring_names(t)]
+        if len(found) != 1 or type(found[0][0]) is not cst.Name or name in {p.name.value for p in caller.params.params}:
+            return None
+        value = found[0][1]
+    if type(value) is not cst.Call or type(value.func) is not cst.Attribute or type(value.func.value) is not cst.Name or value.func.value.value != "self":  # type: ignore[attr-defined]
+        return None
+    method = value.func.attr.value  # type: ignore[attr-defined]
+    defined = [
+        s for c in module.body if type(c) is cst.ClassDef for s in c.body.body  # type: ignore[attr-defined]
+        if type(s) is cst.FunctionDef and s.name.value == method
+    ]  # fmt: skip
+    if len(defined) != 1 or defined[0] not in methods or defined[0].decorators or type(defined[0].body) is not cst.IndentedBlock:
+        return None
+    return _returned_string(defined[0])
+
+
+def _returned_string(method: cst.FunctionDef) -> cst.BaseExpression | None:
+    """`return <value>`, or `<local> = <value>` then `return <local>`, as the method's whole body
+    (after a docstring): the value."""
+    smalls = []
+    for statement in method.body.body:  # type: ignore[attr-defined]
+        if type(statement) is not cst.SimpleStatementLine or len(statement.body) != 1:  # type: ignore[attr-defined]
+            return None
+        smalls.append(statement.body[0])  # type: ignore[attr-defined]
+    if smalls and type(smalls[0]) is cst.Expr and type(smalls[0].value) in (cst.SimpleString, cst.ConcatenatedString):  # type: ignore[attr-defined]
+        smalls = smalls[1:]
+    if len(smalls) == 1 and type(smalls[0]) is cst.Return:
+        return smalls[0].value  # type: ignore[attr-defined]
+    if len(smalls) != 2 or type(smalls[0]) is not cst.Assign or type(smalls[1]) is not cst.Return or len(smalls[0].targets) != 1:  # type: ignore[attr-defined]
+        return None
+    local = smalls[0].targets[0].target  # type: ignore[attr-defined]
+    returned = smalls[1].value  # type: ignore[attr-defined]
+    if type(local) is not cst.Name or type(returned) is not cst.Name or returned.value != local.value:  # type: ignore[attr-defined]
+        return None
+    return smalls[0].value  # type: ignore[attr-defined]
 
 
 def _bound_once(module: cst.Module) -> dict[str, cst.BaseExpression]:

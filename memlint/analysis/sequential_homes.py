@@ -30,6 +30,7 @@ from typing import Optional
 import libcst as cst
 
 from memlint.analysis.inventory import torch_nn_name
+from memlint.analysis.module_changes import bound_by_prefix, built_name_prefix
 from memlint.analysis.walk import code_descendants, code_with_parents
 
 _CONTAINERS = frozenset({"ModuleList", "ModuleDict", "ParameterDict"})
@@ -114,9 +115,17 @@ def _collect_mentions(ctx) -> dict[str, list]:
             found[node.attr.value].append((node, parents))  # type: ignore[attr-defined]
         elif kind is cst.Call and type(node.func) is cst.Name and node.func.value == "getattr" and len(node.args) >= 2:  # type: ignore[attr-defined]
             # `getattr(self, "heads")`, `getattr(self, name)`: a mention of a home not followed here
+            # (of those a name built at run time may be: DensePose's `getattr(self, layer_name)`, its
+            # name "body_conv_fcn" and a number, is none of `convs`: module_changes.built_name_prefix)
             label = node.args[1].value  # type: ignore[attr-defined]
             literal = label.evaluated_value if type(label) is cst.SimpleString else None  # type: ignore[attr-defined]
-            for home in homes if not isinstance(literal, str) else ({literal} & homes):
+            if isinstance(literal, str):
+                named = {literal} & homes
+            else:
+                owner = parents[1].name.value if len(parents) > 1 and type(parents[1]) is cst.ClassDef else None  # type: ignore[attr-defined]
+                prefix = built_name_prefix(ctx, label, node, owner)  # type: ignore[arg-type]
+                named = {home for home in homes if bound_by_prefix(home, prefix)} if prefix else homes
+            for home in named:
                 found[home].append((node, parents))
     return found
 

@@ -40,7 +40,7 @@ from memlint.analysis.attribute_owners import path_used_other_than_called
 from memlint.analysis.bindings import bound_names
 from memlint.analysis.constants import literal_bool
 from memlint.analysis.inventory import torch_nn_name
-from memlint.analysis.module_changes import elements_may_change_anywhere, module_changes
+from memlint.analysis.module_changes import ANY, elements_may_change_anywhere, module_changes
 from memlint.analysis.norm_layers import norm_built
 from memlint.analysis.sequences import added_layer, sequential_elements
 from memlint.analysis.sequential_homes import runs_elements_whole
@@ -60,7 +60,7 @@ def sequential_subclass_constructor(ctx: "Context", function: cst.FunctionDef) -
     """Is `function` the `__init__` of such a class (see the module's doc)?"""
     if function.name.value != "__init__" or ctx.class_name is None:
         return False
-    owner = plain_sequential_class(ctx, ctx.class_name)
+    owner = plain_sequential_class(ctx, ctx.class_name, whole_forward=True)
     return owner is not None and _constructor(owner) is function
 
 
@@ -119,9 +119,13 @@ def _display_only_unpacked(function: cst.FunctionDef, name: str) -> Optional[cst
     return display if mentions == 2 else None  # type: ignore[return-value]
 
 
-def plain_sequential_class(ctx: "Context", name: str) -> Optional[cst.ClassDef]:
-    """The top-level class `name` of the file where it is such a class (see the module's doc)."""
-    return ctx.memo(("sequential-subclass", name), lambda: _plain_class(ctx, name))  # type: ignore[return-value]
+def plain_sequential_class(ctx: "Context", name: str, whole_forward: bool = False) -> Optional[cst.ClassDef]:
+    """The top-level class `name` of the file where it is such a class (see the module's doc).  With
+    `whole_forward`, also where the class defines a `forward` that runs the Sequential's own
+    (`super().forward(x)`) and names `self` nowhere else (DensePose's ASPPPooling, which then
+    interpolates the result): its layers still run in order, each on its neighbour's output, but
+    what its call returns is no longer its last layer's output (`last_added_layer` does not ask so)."""
+    return ctx.memo(("sequential-subclass", name, whole_forward), lambda: _plain_class(ctx, name, whole_forward))  # type: ignore[return-value]
 
 
 def last_added_layer(ctx: "Context", built: cst.Call) -> Optional[str]:
@@ -178,7 +182,7 @@ def _constructor(owner: cst.ClassDef) -> Optional[cst.FunctionDef]:
     return next((s for s in owner.body.body if type(s) is cst.FunctionDef and s.name.value == "__init__"), None)  # type: ignore[attr-defined]
 
 
-def _plain_class(ctx: "Context", name: str) -> Optional[cst.ClassDef]:
+def _plain_class(ctx: "Context", name: str, whole_forward: bool = False) -> Optional[cst.ClassDef]:
     owner = next((s for s in ctx.module.body if type(s) is cst.ClassDef and s.name.value == name), None)  # type: ignore[attr-defined]
     if owner is None or sum(1 for s in ctx.module.body if type(s) is cst.ClassDef and s.name.value == name) != 1:  # type: ignore[attr-defined]
         return None  # (a class defined twice under one name: which one runs is not known here)
@@ -190,8 +194,12 @@ def _plain_class(ctx: "Context", name: str) -> Optional[cst.ClassDef]:
     init = _constructor(owner)
     if init is None:
         return None
+    forwards = 0
     for statement in owner.body.body:  # type: ignore[attr-defined]
         if statement is init:
+            continue
+        if whole_forward and type(statement) is cst.FunctionDef and statement.name.value == "forward" and _runs_whole(statement, name):  # type: ignore[attr-defined]
+            forwards += 1
             continue
         if type(statement) is not cst.SimpleStatementLine:
             return None  # another method, a nested class, a branch binding who knows what
@@ -201,10 +209,58 @@ def _plain_class(ctx: "Context", name: str) -> Optional[cst.ClassDef]:
             targets = [t.target for t in small.targets] if type(small) is cst.Assign else [small.target] if type(small) is cst.AnnAssign else None  # type: ignore[attr-defined]
             if targets is None or any(type(t) is not cst.Name or t.value in _RUNNING_NAMES for t in targets):  # type: ignore[attr-defined]
                 return None
+    if forwards > 1:
+        return None
     changes = module_changes(ctx)
-    if changes.subclasses.get(name) or changes.changed_elements or changes.parts_read or elements_may_change_anywhere(ctx):
+    if changes.subclasses.get(name) or changes.changed_elements or _parts_read(ctx) or elements_may_change_anywhere(ctx):
         return None
     return owner if _keys_distinct(init) and _instances_run_whole(ctx, owner) else None
+
+
+def _runs_whole(forward: cst.FunctionDef, name: str) -> bool:
+    """Does `forward` name `self` only as its first parameter and in `super(<name>, self)`, and call
+    the Sequential's own `forward` through `super()` (no decorator, nothing nested)?"""
+    if forward.decorators or not forward.params.params or forward.params.params[0].name.value != "self":
+        return False
+    runs = False
+    for node, parents in code_with_parents(forward.body, nearest=3):
+        kind = type(node)
+        if kind in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
+            return False
+        if kind is cst.Name and node.value == "self":  # type: ignore[attr-defined]
+            if not _super_argument_of(node, parents, name):
+                return False
+        elif kind is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value == "forward":  # type: ignore[attr-defined]
+            receiver = node.func.value  # type: ignore[attr-defined]
+            runs = runs or (type(receiver) is cst.Call and type(receiver.func) is cst.Name and receiver.func.value == "super")  # type: ignore[attr-defined]
+    return runs
+
+
+def _super_argument_of(node: cst.Name, parents: tuple, name: str) -> bool:
+    """`self` in `super(<name>, self)`."""
+    if len(parents) < 2 or type(parents[-1]) is not cst.Arg or type(parents[-2]) is not cst.Call:
+        return False
+    call = parents[-2]
+    args = call.args  # type: ignore[attr-defined]
+    if type(call.func) is not cst.Name or call.func.value != "super" or len(args) != 2 or args[1] is not parents[-1]:  # type: ignore[attr-defined]
+        return False
+    return type(args[0].value) is cst.Name and args[0].value.value == name
+
+
+def _parts_read(ctx: "Context") -> bool:
+    """Does the file run or read a part of something that may hold an instance?  A part of a name
+    the file binds nowhere, neither as a name nor as an attribute (DensePose's `x.shape[-2:]`: a
+    tensor's `shape`), is none of an instance's: each instance is held where the file puts it
+    (`_instances_run_whole`), and putting it under that name would bind the name."""
+    changes = module_changes(ctx)
+    if not changes.parts_read:
+        return False
+    if changes.bindings.get(ANY) or any(changes.bindings.get(n, 0) for n in changes.parts_read):
+        return True
+    if any(n in bound for bound in changes.own.values() for n in changes.parts_read):
+        return True
+    bound_here: set = ctx.memo("names-bound-in-file", lambda: bound_names(ctx.module, nested=True))  # type: ignore[assignment]
+    return any(n in bound_here or n is None for n in changes.parts_read)
 
 
 def _instances_run_whole(ctx: "Context", owner: cst.ClassDef) -> bool:

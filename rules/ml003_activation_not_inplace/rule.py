@@ -3799,6 +3799,65 @@ class Head(nn.Module):
 """,
             config=_EXACT,
         ),
+        Valid(  # every child is reached without its name and a part of it run: the norm's output is returned beside the ReLU's
+            """
+from torch import nn
+class Branch(nn.Sequential):
+    def __init__(self, c):
+        super().__init__(nn.Conv2d(c, c, 1), nn.GroupNorm(2, c), nn.ReLU())
+class Net(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.branch = Branch(c)
+    def forward(self, x):
+        outs = [self.branch(x)]
+        for child in self.children():
+            outs.append(child[:2](x))
+        return outs
+""",
+            config=_EXACT,
+        ),
+        Valid(  # the class's `forward` runs its norm alone and keeps that output: the ReLU would overwrite it
+            """
+import torch
+from torch import nn
+class Pool(nn.Sequential):
+    def __init__(self, c):
+        super().__init__(nn.Conv2d(c, c, 1), nn.GroupNorm(2, c), nn.ReLU())
+    def forward(self, x):
+        h = self[1](self[0](x))
+        return torch.cat([super().forward(x), h], 1)
+class Net(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.pool = Pool(c)
+    def forward(self, x):
+        return self.pool(x)
+""",
+            config=_EXACT,
+        ),
+        Valid(  # `getattr(self, name)` with a name a method builds from any text: it may be the container of the instances, run apart
+            """
+from torch import nn
+class Branch(nn.Sequential):
+    def __init__(self, c):
+        super().__init__(nn.Conv2d(c, c, 1), nn.GroupNorm(2, c), nn.ReLU())
+class Net(nn.Module):
+    def __init__(self, c, n, tag):
+        super().__init__()
+        self.tag = tag
+        branches = []
+        for _ in range(n):
+            branches.append(Branch(c))
+        self.branches = nn.ModuleList(branches)
+    def _name(self):
+        return "branch{}".format(self.tag)
+    def forward(self, x):
+        name = self._name()
+        return getattr(self, name)[0][:2](x)
+""",
+            config=_EXACT,
+        ),
         Valid(  # the constructor puts a Sigmoid into the list before the ReLU: the ReLU follows it, and the Sigmoid keeps its output
             """
 from torch import nn
@@ -8146,6 +8205,73 @@ class Pyramid(nn.Module):
         return torch.cat(res, dim=1)
 """,
             harness=_runs("Pyramid(4, [1, 2])", "2, 4, 8, 8"),
+        ),
+        Invalid(  # the class's `forward` runs the Sequential's own and then resizes; another class reaches its layers by names a method numbers, none of them the instances' container (DensePose's ASPPPooling and head, issue 27, the twenty-second part)
+            """
+import torch
+import torch.nn.functional as F
+from torch import nn
+class Pool(nn.Sequential):
+    def __init__(self, c):
+        super(Pool, self).__init__(nn.AdaptiveAvgPool2d(1), nn.Conv2d(c, c, 1), nn.GroupNorm(2, c), nn.ReLU())
+    def forward(self, x):
+        size = x.shape[-2:]
+        x = super(Pool, self).forward(x)
+        return F.interpolate(x, size=size, mode="nearest")
+class Head(nn.Module):
+    def __init__(self, c, n):
+        super().__init__()
+        modules = []
+        modules.append(Pool(c))
+        self.pools = nn.ModuleList(modules)
+        for i in range(n):
+            self.add_module(self._layer_name(i), nn.Conv2d(c, c, 1))
+        self.n = n
+    def forward(self, x):
+        x = torch.cat([pool(x) for pool in self.pools], 1)
+        for i in range(self.n):
+            layer_name = self._layer_name(i)
+            x = getattr(self, layer_name)(x)
+        return x
+    def _layer_name(self, i):
+        layer_name = "conv_fcn{}".format(i + 1)
+        return layer_name
+""",
+            line=6,
+            column=101,
+            config=_EXACT,
+            message="`nn.ReLU` after `nn.GroupNorm`",
+            fixed="""
+import torch
+import torch.nn.functional as F
+from torch import nn
+class Pool(nn.Sequential):
+    def __init__(self, c):
+        super(Pool, self).__init__(nn.AdaptiveAvgPool2d(1), nn.Conv2d(c, c, 1), nn.GroupNorm(2, c), nn.ReLU(inplace=True))
+    def forward(self, x):
+        size = x.shape[-2:]
+        x = super(Pool, self).forward(x)
+        return F.interpolate(x, size=size, mode="nearest")
+class Head(nn.Module):
+    def __init__(self, c, n):
+        super().__init__()
+        modules = []
+        modules.append(Pool(c))
+        self.pools = nn.ModuleList(modules)
+        for i in range(n):
+            self.add_module(self._layer_name(i), nn.Conv2d(c, c, 1))
+        self.n = n
+    def forward(self, x):
+        x = torch.cat([pool(x) for pool in self.pools], 1)
+        for i in range(self.n):
+            layer_name = self._layer_name(i)
+            x = getattr(self, layer_name)(x)
+        return x
+    def _layer_name(self, i):
+        layer_name = "conv_fcn{}".format(i + 1)
+        return layer_name
+""",
+            harness=_runs("Head(4, 2)", "2, 4, 8, 8"),
         ),
         Invalid(  # the layers given to the Sequential's constructor directly; the instance held by `self` and only called
             """
