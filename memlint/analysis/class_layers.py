@@ -468,16 +468,24 @@ def _collect_indirect_writes(module: cst.Module) -> Optional[frozenset[str]]:
 
 
 def _module_list_attributes(init: Optional[cst.FunctionDef], plain: bool = True) -> set[str]:
-    """The attributes `init` assigns a call named `ModuleList`, or an empty list display (a plain
-    list of layers: PointRend's `self.fcs = []`, filled by `.append`), the cheap test before the walk."""
+    """The attributes `init` assigns a call named `ModuleList`, or (with `plain`) an empty list display
+    it also appends to (a plain list of layers: PointRend's `self.fcs = []`), the cheap test before
+    the walk of the file."""
     if init is None:
         return set()
-    return {
-        node.targets[0].target.attr.value  # type: ignore[attr-defined]
-        for node in code_descendants(init.body, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda))
-        if type(node) is cst.Assign and len(node.targets) == 1 and self_attr(node.targets[0].target) is not None  # type: ignore[attr-defined]
-        and (
-            (type(node.value) is cst.Call and final_name(node.value.func) == "ModuleList")  # type: ignore[attr-defined]
-            or (plain and type(node.value) is cst.List and not node.value.elements)  # type: ignore[attr-defined]
-        )
-    }  # fmt: skip
+    found: set[str] = set()
+    lists: set[str] = set()
+    appended: set[str] = set()
+    for node in code_descendants(init.body, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        if type(node) is cst.Assign and len(node.targets) == 1 and self_attr(node.targets[0].target) is not None:  # type: ignore[attr-defined]
+            value = node.value  # type: ignore[attr-defined]
+            if type(value) is cst.Call and final_name(value.func) == "ModuleList":  # type: ignore[attr-defined]
+                found.add(node.targets[0].target.attr.value)  # type: ignore[attr-defined]
+            elif plain and type(value) is cst.List and not value.elements:  # type: ignore[attr-defined]
+                lists.add(node.targets[0].target.attr.value)  # type: ignore[attr-defined]
+        elif plain and type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value == "append":  # type: ignore[attr-defined]
+            attribute = self_attr(node.func.value)  # type: ignore[attr-defined]
+            if attribute is not None:
+                appended.add(attribute)
+    # (a plain list the constructor never appends a layer to is a list of something else: not read further)
+    return found | (lists & appended)

@@ -28,6 +28,14 @@ extended, handed on, no child of it reached by its key).  Hooks are the asker's 
 instance, any hook of the file may be on one).  Instances made and used in other files are not
 seen (the same limit as a Sequential stored on `self`).  ML003 asks it for the activations such a
 constructor adds right after a layer that keeps nothing of its output.
+
+DensePose's ASPP branches hand their layers to the Sequential's own constructor instead
+(`super().__init__(*modules)`, `constructor_layers`), and keep their instances in a local list
+that becomes one `self.convs = nn.ModuleList(modules)`: an instance may be held so where every
+mention of that container runs its elements whole (analysis/sequential_homes.py).  Asked for the
+order of the constructor's layers (not for what a call returns), a `forward` that runs
+`super().forward(x)` and names `self` nowhere else (ASPPPooling's, which then resizes) keeps them
+running in order too.
 """
 
 from __future__ import annotations

@@ -336,6 +336,8 @@ def _added_one_by_one(source: Source) -> list[list[ast.AST]]:
             run: list[ast.AST] = []
             for statement in block:
                 added = _added(statement)
+                if added is None and _bookkeeping(statement):
+                    continue  # (`width = c` between two appends: analysis/added_layers.py's `_untouched`)
                 if added is None:
                     if len(run) > 1:
                         runs.append(run)
@@ -345,6 +347,20 @@ def _added_one_by_one(source: Source) -> list[list[ast.AST]]:
             if len(run) > 1:
                 runs.append(run)
     return runs
+
+
+def _bookkeeping(statement: ast.stmt) -> bool:
+    """An assignment to plain names alone (or `pass`) with no call in it (looser than the rule: any
+    name, the container's too)."""
+    if isinstance(statement, ast.Pass):
+        return True
+    if isinstance(statement, ast.Assign):
+        targets = statement.targets
+    elif isinstance(statement, (ast.AnnAssign, ast.AugAssign)):
+        targets = [statement.target]
+    else:
+        return False
+    return all(isinstance(t, ast.Name) for t in targets) and not any(isinstance(n, ast.Call) for n in ast.walk(statement))
 
 
 _BLOCK_OWNERS = (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.For, ast.AsyncFor, ast.While,
