@@ -7,7 +7,7 @@ from __future__ import annotations
 import libcst as cst
 import pytest
 
-from memlint.analysis.module_changes import ANY, ModuleChanges, _bound_once, _literal_prefix
+from memlint.analysis.module_changes import ANY, NUMBER_FOLLOWS, ModuleChanges, _bound_once, _literal_prefix, _number_follows, bound_by_prefix
 
 
 def _expr(code: str) -> cst.BaseExpression:
@@ -23,6 +23,26 @@ def _expr(code: str) -> cst.BaseExpression:
 )  # fmt: skip
 def test_a_literal_prefix_of_a_name_built_at_run_time(code, prefix):
     assert _literal_prefix(_expr(code), {}) == prefix
+
+
+@pytest.mark.parametrize(
+    "code, number",
+    [('"fc%d" % i', True), ('"fc%02d" % i', True), ('"fc%i" % (i,)', True), ('"fc{}".format(k + 1)', True),
+     ('"fc{0}".format(k - 1)', True), ('f"fc{k + 1}"', True),
+     ('"fc%s" % i', False), ('"fc% d" % i', False), ('"fc{}".format(k)', False), ('"fc{}".format(k * 2)', False),
+     ('f"fc{k}"', False), ('f"fc{k + 1!s}"', False), ('"fc{:>3}".format(k + 1)', False), ('"fc" + str(k)', False)],
+)  # fmt: skip
+def test_a_number_follows_the_prefix_only_where_the_value_formatted_is_one(code, number):
+    assert _number_follows(_expr(code), {}) is number
+
+
+def test_a_name_a_number_follows_the_prefix_of_binds_only_names_going_on_as_numbers():
+    numbered = "fc" + NUMBER_FOLLOWS
+    assert bound_by_prefix("fc1", numbered) and bound_by_prefix("fc-1", numbered) and bound_by_prefix("fcinf", numbered)
+    assert not bound_by_prefix("fcs", numbered) and not bound_by_prefix("fc_layers", numbered)
+    assert bound_by_prefix("fcs", "fc") and bound_by_prefix("fc_layers", "fc")
+    assert not _changes({}, {}, {"conv" + NUMBER_FOLLOWS}).bound_once("conv1", "Net")
+    assert _changes({}, {}, {"conv1_"}).bound_once("conv1", "Net")  # ("conv1_": not a prefix of it)
 
 
 def test_a_name_bound_once_to_a_prefixed_string_has_its_prefix():
@@ -234,3 +254,38 @@ def test_a_file_naming_modules_or_setattr_rebinds_unseen():
     for naming in ('self._modules["bn"] = m', 'self.__dict__["bn"] = m', 'self.__setattr__("bn", m)', 'vars(self)["bn"] = m'):
         assert _collected(f"class A(nn.Module):\n    def f(self, m):\n        {naming}\n").rebinds_unseen, naming
     assert not _collected("class A(nn.Module):\n    def f(self, m):\n        self.bn = m\n").rebinds_unseen
+
+
+_NAMED_BY_METHOD = """
+import torch.nn as nn
+class Head(nn.Module):
+    def __init__(self, c, n):
+        super().__init__()
+        for i in range(n):
+            layer_name = self._layer_name(i)
+            self.add_module(layer_name, nn.Conv2d(c, c, 1))
+    def _layer_name(self, i):
+        {body}
+"""
+
+
+@pytest.mark.parametrize(
+    "body, prefixes",
+    [
+        ('name = "conv_fcn{}".format(i + 1)\n        return name', {"conv_fcn" + NUMBER_FOLLOWS}),
+        ('return "conv_fcn%d" % i', {"conv_fcn" + NUMBER_FOLLOWS}),
+        ('return "conv_" + str(i)', {"conv_"}),
+        # the method does more, or returns what is not known
+        ('print(i)\n        return "conv_fcn%d" % i', set()),
+        ("return self.names[i]", set()),
+    ],
+)
+def test_a_name_a_method_of_the_class_builds(body, prefixes):
+    changes = _collected(_NAMED_BY_METHOD.format(body=body))
+    assert set(changes.prefixes) == prefixes
+    assert (ANY in changes.bindings) is not bool(prefixes)
+
+
+def test_a_name_from_a_method_another_class_of_the_file_also_defines_is_not_known():
+    code = _NAMED_BY_METHOD.format(body='return "conv_fcn%d" % i') + "class Other(Head):\n    def _layer_name(self, i):\n        return 'x'\n"
+    assert ANY in _collected(code).bindings

@@ -7,7 +7,7 @@ import libcst as cst
 import pytest
 
 from memlint.analysis.context import Context
-from memlint.analysis.sequential_subclasses import last_added_layer, plain_sequential_class
+from memlint.analysis.sequential_subclasses import constructor_layers, last_added_layer, plain_sequential_class
 from memlint.pipeline.traversal import Traversal
 
 _BLOCK = """
@@ -125,3 +125,72 @@ def test_an_instance_not_only_run_whole_or_the_name_rebound(extra):
 )
 def test_instances_run_whole(extra):
     assert plain_sequential_class(_context(_BLOCK + extra), "ConvBn") is not None
+
+
+_LISTED = """
+class Pyramid(nn.Module):
+    def __init__(self, c, n):
+        super().__init__()
+        branches = []
+        for _ in range(n):
+            branches.append(ConvBn(c))
+        self.branches = nn.ModuleList(branches)
+    def forward(self, x):
+        return [branch(x) for branch in self.branches]
+"""
+
+
+def test_instances_in_a_list_given_to_a_module_list_whose_elements_run_whole():
+    assert plain_sequential_class(_context(_BLOCK + _LISTED), "ConvBn") is not None
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        ("        self.branches = nn.ModuleList(branches)\n", "        self.branches = nn.ModuleList(branches)\n        self.first = branches[0]\n"),
+        ("        branches = []\n", "        branches = [nn.Identity()]\n"),
+        ("nn.ModuleList(branches)", "nn.Sequential(*branches)"),
+        ("[branch(x) for branch in self.branches]", "[branch[0](x) for branch in self.branches]"),
+        ("[branch(x) for branch in self.branches]", "[self.branches[0][:2](x)]"),
+    ],
+)
+def test_instances_in_a_list_not_only_run_whole(change):
+    code = _BLOCK + _LISTED.replace(*change)
+    assert plain_sequential_class(_context(code), "ConvBn") is None
+
+
+def _constructor_layers(code: str) -> list[str]:
+    ctx = _context(code)
+    init = next(n for n in ctx.module.body[1].body.body if type(n) is cst.FunctionDef)  # type: ignore[attr-defined]
+    ctx.__class__ = type("InBranch", (Context,), {"class_name": "Branch"})  # (as while the traversal is in the class)
+    return [cst.Module([]).code_for_node(e) for e, _ in constructor_layers(ctx, init)]
+
+
+_BRANCH = """
+import torch.nn as nn
+class Branch(nn.Sequential):
+    def __init__(self, c):
+{body}
+class Net(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.branch = Branch(c)
+    def forward(self, x):
+        return self.branch(x)
+"""
+
+
+@pytest.mark.parametrize(
+    "body, layers",
+    [
+        ("        super().__init__(nn.Conv2d(c, c, 1), nn.ReLU())", ["nn.Conv2d(c, c, 1)", "nn.ReLU()"]),
+        ("        layers = [nn.Conv2d(c, c, 1), nn.ReLU()]\n        super(Branch, self).__init__(*layers)", ["nn.Conv2d(c, c, 1)", "nn.ReLU()"]),
+        # the list changed before it is given, the call in a branch, a keyword, two calls
+        ("        layers = [nn.Conv2d(c, c, 1), nn.ReLU()]\n        layers.insert(1, nn.Sigmoid())\n        super().__init__(*layers)", []),
+        ("        if c:\n            super().__init__(nn.Conv2d(c, c, 1), nn.ReLU())\n        else:\n            super().__init__()", []),
+        ("        super().__init__(*[nn.Conv2d(c, c, 1)], nn.ReLU())", []),
+        ("        super().__init__()\n        super().__init__(nn.Conv2d(c, c, 1), nn.ReLU())", []),
+    ],
+)
+def test_the_layers_given_to_the_sequential_s_own_constructor(body, layers):
+    assert _constructor_layers(_BRANCH.format(body=body)) == layers

@@ -91,13 +91,44 @@ def _runs(block, scope: cst.CSTNode, ctx, made: dict, state: dict, replaced: fro
             target = empty_sequential_target(statement, ctx)
             if target is not None:
                 made[target[0]] = target[1]
-            state = {}
+            state = _untouched(state, statement)
             continue
         previous = state.get(added[:2])
         if previous and added[1] not in replaced:
             yield AddedAfter(previous, added[2], added[0], added[1], made, scope)
         state = {added[:2]: (added[2],)}
     return state
+
+
+def _untouched(state: dict, statement: cst.CSTNode) -> dict:
+    """What stays added last after a statement that adds nothing: every receiver's last layers,
+    where the statement is bookkeeping that cannot reach the container (TensorMask's `cur_channels =
+    cls_channels` between `append(nn.Conv2d(...))` and `append(nn.ReLU())`): assignments to plain
+    names alone (or `pass`), with no call anywhere (a call may reach the container through an
+    alias) and no mention of the receiver's name (`self` for `self.net`).  Anything else forgets
+    them all."""
+    if not state or type(statement) is not cst.SimpleStatementLine:
+        return {}
+    for small in statement.body:  # type: ignore[attr-defined]
+        kind = type(small)
+        if kind is cst.Pass:
+            continue
+        if kind is cst.Assign:
+            targets = [t.target for t in small.targets]  # type: ignore[attr-defined]
+        elif kind in (cst.AnnAssign, cst.AugAssign):
+            targets = [small.target]  # type: ignore[attr-defined]
+        else:
+            return {}
+        if any(type(t) is not cst.Name for t in targets):
+            return {}
+    mentioned: set[str] = set()
+    for node in code_descendants(statement):
+        kind = type(node)
+        if kind in (cst.Call, cst.NamedExpr, cst.Lambda, cst.Await, cst.Yield):
+            return {}
+        if kind is cst.Name:
+            mentioned.add(node.value)  # type: ignore[attr-defined]
+    return {key: layers for key, layers in state.items() if key[1].partition(".")[0] not in mentioned} or {}
 
 
 def _joined_branches(statement: cst.If, scope, ctx, made: dict, state: dict, replaced: frozenset):

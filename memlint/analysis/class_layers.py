@@ -43,6 +43,7 @@ class ClassLayers:
         self.described = self.classes.get(ctx.class_name or "")
         self._known: Optional[tuple[set[str], dict]] = None
         self._listed: Optional[set[ListElement]] = None
+        self.plain_lists: set[str] = set()  # those of `layer_lists` that are plain lists, not ModuleLists
         self._dicts: Optional[set[str]] = None
         self._stages: Optional[set[str]] = None
 
@@ -261,8 +262,9 @@ class ClassLayers:
         return {a for a, layer in described.attributes.items() if layer.kind == "Parameter" and changes.bound_once(a, self.ctx.class_name)}
 
     def layer_lists(self) -> set[ListElement]:
-        """`self.<attribute> = nn.ModuleList(...)` whose every element is such a layer (depth 1),
-        or a ModuleList of such lists (depth 2), bound once, no element replaced, no hook on it:
+        """`self.<attribute> = nn.ModuleList(...)` (or a plain list, `self.<attribute> = []`, filled by
+        `.append`) whose every element is such a layer (depth 1), or a ModuleList of such lists
+        (depth 2), bound once, no element replaced, no hook on it:
         `self.<attribute>[i](x)` (`[i][j]`) is one of those layers."""
         described, ctx = self.described, self.ctx
         if described is None:
@@ -274,8 +276,14 @@ class ClassLayers:
             for a in _module_list_attributes(init):
                 if changes.bound_once(a, ctx.class_name) and not changes.hooks_may_see([a]) and not changes.elements_changed(a, ctx.class_name):
                     classes = element_classes(ctx, init, a)  # type: ignore[arg-type]
-                    if classes is not None and classes <= FRESH_OUTPUT_LAYERS:
+                    # `fc = nn.Linear(...)`, `self.add_module("fc1", fc)`, `self.fcs.append(fc)`: the
+                    # layer is reachable by its own name too, so only where no hook is registered
+                    named = element_classes(ctx, init, a, named=True) if classes is None and not changes.hooked else None  # type: ignore[arg-type]
+                    held = classes if classes is not None else named
+                    if held is not None and held <= FRESH_OUTPUT_LAYERS:
                         self._listed.add(ListElement(a, 1))
+                        if a not in _module_list_attributes(init, plain=False):
+                            self.plain_lists.add(a)
                     nested = nested_element_classes(ctx, init, a) if classes is None else None  # type: ignore[arg-type]
                     if nested and nested <= FRESH_OUTPUT_LAYERS:
                         self._listed.add(ListElement(a, 2))
@@ -452,13 +460,25 @@ def _collect_indirect_writes(module: cst.Module) -> Optional[frozenset[str]]:
     return frozenset(named)
 
 
-def _module_list_attributes(init: Optional[cst.FunctionDef]) -> set[str]:
-    """The attributes `init` assigns a call named `ModuleList` (the cheap test before the walk)."""
+def _module_list_attributes(init: Optional[cst.FunctionDef], plain: bool = True) -> set[str]:
+    """The attributes `init` assigns a call named `ModuleList`, or (with `plain`) an empty list display
+    it also appends to (a plain list of layers: PointRend's `self.fcs = []`), the cheap test before
+    the walk of the file."""
     if init is None:
         return set()
-    return {
-        node.targets[0].target.attr.value  # type: ignore[attr-defined]
-        for node in code_descendants(init.body, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda))
-        if type(node) is cst.Assign and len(node.targets) == 1 and self_attr(node.targets[0].target) is not None  # type: ignore[attr-defined]
-        and type(node.value) is cst.Call and final_name(node.value.func) == "ModuleList"  # type: ignore[attr-defined]
-    }  # fmt: skip
+    found: set[str] = set()
+    lists: set[str] = set()
+    appended: set[str] = set()
+    for node in code_descendants(init.body, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        if type(node) is cst.Assign and len(node.targets) == 1 and self_attr(node.targets[0].target) is not None:  # type: ignore[attr-defined]
+            value = node.value  # type: ignore[attr-defined]
+            if type(value) is cst.Call and final_name(value.func) == "ModuleList":  # type: ignore[attr-defined]
+                found.add(node.targets[0].target.attr.value)  # type: ignore[attr-defined]
+            elif plain and type(value) is cst.List and not value.elements:  # type: ignore[attr-defined]
+                lists.add(node.targets[0].target.attr.value)  # type: ignore[attr-defined]
+        elif plain and type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value == "append":  # type: ignore[attr-defined]
+            attribute = self_attr(node.func.value)  # type: ignore[attr-defined]
+            if attribute is not None:
+                appended.add(attribute)
+    # (a plain list the constructor never appends a layer to is a list of something else: not read further)
+    return found | (lists & appended)

@@ -74,7 +74,7 @@ class FreshValues:
                 return True
             return element is not None and element.depth == 1 and element.attribute in self.layers.layer_dicts()
         if type(func) is cst.Name and func.value not in _CALLABLE_BUILTINS and type(self.function) is cst.FunctionDef:  # `for l in self.convs: x = l(x)`, `bn = self.bns[i]`
-            element = element_list(self.function, func.value)  # type: ignore[attr-defined]
+            element = element_list(self.function, func.value, expr)  # type: ignore[attr-defined]
             if element is not None:
                 return element in self.layers.layer_lists()
         if type(func) is cst.Attribute and func.attr.value in FRESH_RESULT_METHODS and self_attr(func.value) is not None:
@@ -195,8 +195,10 @@ class FreshValues:
         variable over a ModuleList's layers where it is one, else a function of the project."""
         func = value.func if type(value) is cst.Call else None  # type: ignore[attr-defined]
         if type(func) is cst.Name and type(self.function) is cst.FunctionDef and func.value not in _CALLABLE_BUILTINS:  # type: ignore[attr-defined]
-            if element_list(self.function, func.value) is not None:  # type: ignore[attr-defined]
-                return f"the fresh output of `{func.value}`, a layer of a ModuleList"  # type: ignore[attr-defined]
+            element = element_list(self.function, func.value, value)  # type: ignore[attr-defined]
+            if element is not None:
+                held = "list" if element.attribute in self.layers.plain_lists else "ModuleList"
+                return f"the fresh output of `{func.value}`, a layer of a {held}"  # type: ignore[attr-defined]
         return described(value)
 
     def _binds_fresh(self, earlier: list, index: int, name: str, depth: int = 0) -> Optional[cst.BaseExpression]:

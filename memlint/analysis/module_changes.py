@@ -135,7 +135,7 @@ class ModuleChanges:
         return sum(self.own.get(c, {}).get(attribute, 0) for c in classes) == 1
 
     def _prefixed(self, attribute: str) -> bool:
-        return any(attribute.startswith(prefix) for prefix in self.prefixes)
+        return any(bound_by_prefix(attribute, prefix) for prefix in self.prefixes)
 
     def class_bindings(self, attribute: str, class_name: str | None) -> int | None:
         """How many `self.<attribute> = ...` the class and its subclasses in the file write; None
@@ -457,7 +457,11 @@ def _collect(module: cst.Module, ctx: "Context") -> ModuleChanges:
                     if called == "setattr" and plain_setattrs is None:
                         plain_setattrs = _setattrs_of_computed_values(module)
                     if not (called == "setattr" and id(node) in plain_setattrs):  # type: ignore[operator]
+                        if owner is not None and label is not None:
+                            label = _label_from_method(module, owner, label, node) or label  # type: ignore[arg-type]
                         prefix = _literal_prefix(label, bound_once())
+                        if prefix and _number_follows(label, bound_once()):
+                            prefix += NUMBER_FOLLOWS  # `"fc{}".format(k + 1)`: "fc1", "fc2", never "fcs"
                         if prefix:
                             prefixes.add(prefix)  # `setattr(m, "bn" + suffix, ...)`: only names so starting
                         else:
@@ -495,7 +499,7 @@ def _may_hold_anothers(ctx: "Context", name: str, values, in_classes: int, bindi
     `ModuleChanges.shared_names`)?  No only where every binding of `self.<name>` in the file is
     `self.<name> = <call>` in a method of a top-level class, a call that builds something, or None,
     and no other object's attribute so named is bound (nor one by a name not literal)."""
-    if ANY in bindings or bindings.get(name, 0) or any(name.startswith(p) for p in prefixes) or len(values) != in_classes:
+    if ANY in bindings or bindings.get(name, 0) or any(bound_by_prefix(name, p) for p in prefixes) or len(values) != in_classes:
         return True
     return not all(_builds_its_own(ctx, value) for value in values)
 
@@ -533,7 +537,7 @@ def _torch_child(ctx: "Context", holder: str, child: str, own: dict, subclasses:
     in all, to a call of a class of `torch.nn` itself (`torch.nn.<Class>`), and nothing else in the
     file binds an attribute `child` (another object's, a `setattr` by a name not literal or with
     its prefix, another such binding on a child)."""
-    if ANY in bindings or bindings.get(child, 0) or child in labels or any(child.startswith(p) for p in prefixes):
+    if ANY in bindings or bindings.get(child, 0) or child in labels or any(bound_by_prefix(child, p) for p in prefixes):
         return False
     related = _related(subclasses, holder)
     if sum(own.get(c, {}).get(child, 0) for c in related) != 1:
@@ -584,6 +588,74 @@ def _receives_self(method: cst.FunctionDef) -> bool:
     return bool(params) and params[0].name.value == "self" and not static
 
 
+def built_name_prefix(ctx: "Context", label: cst.BaseExpression, call: cst.Call, owner: str | None) -> str:
+    """The literal start of a name `call` (a method of the top-level class `owner`, or None) builds
+    at run time as `label` (`_literal_prefix`, through `_label_from_method`), marked where a number's
+    text follows it; "" where not known.  For an asker that reads names as module_changes does
+    (sequential_homes: `getattr(self, layer_name)`)."""
+    once: dict = ctx.memo("names-bound-once", lambda: _bound_once(ctx.module))  # type: ignore[assignment]
+    if owner is not None:
+        label = _label_from_method(ctx.module, owner, label, call) or label
+    prefix = _literal_prefix(label, once)
+    return prefix + NUMBER_FOLLOWS if prefix and _number_follows(label, once) else prefix
+
+
+def _label_from_method(module: cst.Module, owner: str, label: cst.BaseExpression, call: cst.Call) -> cst.BaseExpression | None:
+    """DensePose's `layer_name = self._get_layer_name(i)`, then `self.add_module(layer_name, layer)`
+    (or `self.add_module(self._get_layer_name(i), layer)`): the string a method of the class builds
+    (`return "body_conv_fcn{}".format(i + 1)`, or through one local bound and returned), where the
+    method of the class that makes the call binds the name once, to `self.<method>(...)`, and the
+    class defines that method once, as a body of that string alone; no other class of the file
+    defines a method so named (a subclass may override it).  None where that is not so."""
+    if type(label) not in (cst.Name, cst.Call):
+        return None
+    classes = [s for s in module.body if type(s) is cst.ClassDef and s.name.value == owner]  # type: ignore[attr-defined]
+    if len(classes) != 1:
+        return None
+    methods = [m for m in classes[0].body.body if type(m) is cst.FunctionDef]  # type: ignore[attr-defined]
+    caller = next((m for m in methods if any(n is call for n in code_descendants(m))), None)
+    if caller is None or not _receives_self(caller):
+        return None
+    value: cst.BaseExpression | None = label
+    if type(label) is cst.Name:
+        name = label.value  # type: ignore[attr-defined]
+        found = [(t, v) for t, v in bound_targets(caller.body) if name in erring_names(t)]
+        if len(found) != 1 or type(found[0][0]) is not cst.Name or name in {p.name.value for p in caller.params.params}:
+            return None
+        value = found[0][1]
+    if type(value) is not cst.Call or type(value.func) is not cst.Attribute or type(value.func.value) is not cst.Name or value.func.value.value != "self":  # type: ignore[attr-defined]
+        return None
+    method = value.func.attr.value  # type: ignore[attr-defined]
+    defined = [
+        s for c in module.body if type(c) is cst.ClassDef for s in c.body.body  # type: ignore[attr-defined]
+        if type(s) is cst.FunctionDef and s.name.value == method
+    ]  # fmt: skip
+    if len(defined) != 1 or defined[0] not in methods or defined[0].decorators or type(defined[0].body) is not cst.IndentedBlock:
+        return None
+    return _returned_string(defined[0])
+
+
+def _returned_string(method: cst.FunctionDef) -> cst.BaseExpression | None:
+    """`return <value>`, or `<local> = <value>` then `return <local>`, as the method's whole body
+    (after a docstring): the value."""
+    smalls = []
+    for statement in method.body.body:  # type: ignore[attr-defined]
+        if type(statement) is not cst.SimpleStatementLine or len(statement.body) != 1:  # type: ignore[attr-defined]
+            return None
+        smalls.append(statement.body[0])  # type: ignore[attr-defined]
+    if smalls and type(smalls[0]) is cst.Expr and type(smalls[0].value) in (cst.SimpleString, cst.ConcatenatedString):  # type: ignore[attr-defined]
+        smalls = smalls[1:]
+    if len(smalls) == 1 and type(smalls[0]) is cst.Return:
+        return smalls[0].value  # type: ignore[attr-defined]
+    if len(smalls) != 2 or type(smalls[0]) is not cst.Assign or type(smalls[1]) is not cst.Return or len(smalls[0].targets) != 1:  # type: ignore[attr-defined]
+        return None
+    local = smalls[0].targets[0].target  # type: ignore[attr-defined]
+    returned = smalls[1].value  # type: ignore[attr-defined]
+    if type(local) is not cst.Name or type(returned) is not cst.Name or returned.value != local.value:  # type: ignore[attr-defined]
+        return None
+    return smalls[0].value  # type: ignore[attr-defined]
+
+
 def _bound_once(module: cst.Module) -> dict[str, cst.BaseExpression]:
     """The plain names the file binds exactly once, by `name = value`, to that value (any scope:
     a name bound in two functions is bound twice here); any other binding of a name rules it out
@@ -593,6 +665,56 @@ def _bound_once(module: cst.Module) -> dict[str, cst.BaseExpression]:
         for name in erring_names(target):
             values.setdefault(name, []).append(value if type(target) is cst.Name else None)
     return {name: found[0] for name, found in values.items() if len(found) == 1 and found[0] is not None}
+
+
+# Marks a prefix that a number's text follows (`"fc%d" % i`, `"fc{}".format(k + 1)`).
+NUMBER_FOLLOWS = "\0"
+# How the text of a number may start: a digit, a sign, a point, "inf", "nan", a complex's "(".
+_NUMBER_STARTS = frozenset("0123456789-+.inIN(")
+
+
+def bound_by_prefix(attribute: str, prefix: str) -> bool:
+    """May a name built from `prefix` (`_literal_prefix`, marked where a number follows it) be
+    `attribute`?  After a prefix a number follows, only a name going on as a number's text may
+    (PointRend's `add_module("fc{}".format(k + 1), fc)` binds "fc1", "fc2": never "fcs")."""
+    if not prefix.endswith(NUMBER_FOLLOWS):
+        return attribute.startswith(prefix)
+    literal = prefix[: -len(NUMBER_FOLLOWS)]
+    return attribute.startswith(literal) and (len(attribute) == len(literal) or attribute[len(literal)] in _NUMBER_STARTS)
+
+
+def _number_follows(label: cst.BaseExpression | None, once: dict[str, cst.BaseExpression]) -> bool:
+    """Is the first thing formatted after the literal start of `label` (`_literal_prefix`) a
+    number's text: `"fc%d" % i` (`%d` formats numbers alone, or raises), or `"fc{}".format(k + 1)` /
+    `f"fc{k + 1}"`, a `+` or `-` with an integer literal (a string operand would raise, a number
+    gives a number; not `*`: `"s" * 2` is a string)?  Any other value may be any text."""
+    if type(label) is cst.Name and label.value in once:  # type: ignore[attr-defined]
+        label = once[label.value]  # type: ignore[attr-defined]
+    if type(label) is cst.BinaryOperation and type(label.operator) is cst.Modulo and type(label.left) is cst.SimpleString:  # type: ignore[attr-defined]
+        text = label.left.evaluated_value  # type: ignore[attr-defined]
+        if not isinstance(text, str) or "%" not in text:
+            return False
+        conversion = text.split("%", 1)[1].lstrip("0123456789-+#")  # (flags and width: a space flag would start with " ")
+        return conversion[:1] in ("d", "i")
+    if type(label) is cst.Call and type(label.func) is cst.Attribute and label.func.attr.value == "format":  # type: ignore[attr-defined]
+        base = label.func.value  # type: ignore[attr-defined]
+        text = base.evaluated_value if type(base) is cst.SimpleString else None  # type: ignore[attr-defined]
+        args = label.args  # type: ignore[attr-defined]
+        if not isinstance(text, str) or "{" not in text or not args or args[0].keyword is not None or args[0].star:
+            return False
+        field = text.split("{", 1)[1].split("}", 1)[0]
+        return field in ("", "0") and _integer_arithmetic(args[0].value)
+    if type(label) is cst.FormattedString and len(label.parts) > 1 and type(label.parts[1]) is cst.FormattedStringExpression:  # type: ignore[attr-defined]
+        part = label.parts[1]  # type: ignore[attr-defined]
+        return part.conversion is None and part.format_spec is None and _integer_arithmetic(part.expression)
+    return False
+
+
+def _integer_arithmetic(value: cst.BaseExpression) -> bool:
+    """`k + 1`, `n - 1`: `+` or `-` with an integer literal on one side."""
+    if type(value) is not cst.BinaryOperation or type(value.operator) not in (cst.Add, cst.Subtract):  # type: ignore[attr-defined]
+        return False
+    return type(value.left) is cst.Integer or type(value.right) is cst.Integer  # type: ignore[attr-defined]
 
 
 def _literal_prefix(label: cst.BaseExpression | None, once: dict[str, cst.BaseExpression]) -> str:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, NamedTuple, Optional
 
 import libcst as cst
 
-from memlint.analysis.bindings import alternatives, bound_by, erring_names
+from memlint.analysis.bindings import alternatives, bound_by, bound_targets, erring_names
 from memlint.analysis.initialisers import built_layer
 from memlint.analysis.inventory import torch_nn_name
 from memlint.analysis.walk import code_descendants, self_attr
@@ -31,17 +31,43 @@ if TYPE_CHECKING:
     from memlint.analysis.context import Context
 
 
-def element_classes(ctx: "Context", init: cst.FunctionDef, attribute: str) -> Optional[frozenset[str]]:
-    """The `torch.nn` classes of the elements of `self.<attribute> = nn.ModuleList(...)` bound in
-    `init` (a constructor); None where an element may be anything else."""
+def element_classes(ctx: "Context", init: cst.FunctionDef, attribute: str, named: bool = False) -> Optional[frozenset[str]]:
+    """The `torch.nn` classes of the elements of `self.<attribute> = nn.ModuleList(...)` (or of a
+    plain list, `self.<attribute> = []`) bound in `init` (a constructor); None where an element may
+    be anything else.  With `named`, an element the constructor appends may also be a name it binds
+    once to a layer call (PointRend's `fc = nn.Linear(...)`, `self.add_module("fc1", fc)`,
+    `self.fcs.append(fc)`): that layer is reachable by another name too, so the asker makes sure no
+    hook of the file may see it."""
     made = _constructed(init, attribute, ctx)
     if made is None:
         return None
     call, classes = made
-    extra = _added_in_file(ctx, attribute)
+    extra = _added_in_file(ctx, attribute, names=_layer_names(init, ctx) if named else None)
     if extra is None:
         return None
     return frozenset(classes | extra)
+
+
+class _Named(NamedTuple):
+    """Names a constructor binds once to a layer call, and the calls inside that constructor (an
+    `.append(name)` elsewhere appends whatever that function's own `name` is)."""
+
+    layers: dict
+    inside: frozenset
+
+
+def _layer_names(init: cst.FunctionDef, ctx: "Context") -> _Named:
+    counts: dict[str, int] = {}
+    values: dict[str, cst.Call] = {}
+    for target, value in bound_targets(init.body):
+        for name in erring_names(target):
+            counts[name] = counts.get(name, 0) + 1
+            if type(target) is cst.Name and type(value) is cst.Call:
+                values[name] = value  # type: ignore[assignment]
+    parameters = {p.name.value for p in _parameters(init)}
+    layers = {n: v for n, v in values.items() if counts[n] == 1 and n not in parameters}
+    inside = frozenset(id(n) for n in code_descendants(init.body, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda)) if type(n) is cst.Call)
+    return _Named(layers, inside)
 
 
 def nested_element_classes(ctx: "Context", init: cst.FunctionDef, attribute: str) -> Optional[frozenset[str]]:
@@ -77,6 +103,9 @@ def _constructed(init: cst.FunctionDef, attribute: str, ctx: "Context", lists_of
         if not (type(target) is cst.Attribute and type(target.value) is cst.Name and target.value.value == "self" and target.attr.value == attribute):
             continue
         value = node.value  # type: ignore[attr-defined]
+        if type(value) is cst.List and not value.elements and lists_of is None:  # type: ignore[attr-defined]
+            found.append((value, set()))  # a plain list the file fills by `.append` (PointRend's `self.fcs = []`)
+            continue
         if type(value) is not cst.Call or torch_nn_name(ctx, value.func) != "ModuleList" or ctx.resolve(value.func) is None:
             return None
         if not value.args:
@@ -159,14 +188,14 @@ def _concatenated_classes(
     return classes
 
 
-def _added_in_file(ctx: "Context", attribute: str, lists_of: Optional[cst.FunctionDef] = None) -> Optional[set[str]]:
+def _added_in_file(ctx: "Context", attribute: str, lists_of: Optional[cst.FunctionDef] = None, names: Optional[_Named] = None) -> Optional[set[str]]:
     """The classes `.append` / `.extend` add to any `<x>.<attribute>` of the file; None where another
     method changes such a list (`insert`, `+=` and element replacement are module_changes' to see,
     but a list handed on could be changed anywhere)."""
     def receiver_is(receiver: cst.BaseExpression) -> bool:
         return type(receiver) is cst.Attribute and receiver.attr.value == attribute  # type: ignore[attr-defined]
 
-    extended = _extensions(ctx.module, receiver_is, ctx, lists_of)
+    extended = _extensions(ctx.module, receiver_is, ctx, lists_of, names)
     if extended is None:
         return None
     added, _ = extended
@@ -176,7 +205,9 @@ def _added_in_file(ctx: "Context", attribute: str, lists_of: Optional[cst.Functi
     return added
 
 
-def _extensions(scope: cst.CSTNode, receiver_is, ctx: "Context", lists_of: Optional[cst.FunctionDef] = None) -> Optional[tuple[set[str], int]]:
+def _extensions(
+    scope: cst.CSTNode, receiver_is, ctx: "Context", lists_of: Optional[cst.FunctionDef] = None, names: Optional[_Named] = None
+) -> Optional[tuple[set[str], int]]:
     """The classes of the layers `.append(layer)` / `.extend([layers])` add to the receivers
     `receiver_is` accepts, and how many such calls there are; None where one adds anything else."""
     classes: set[str] = set()
@@ -189,6 +220,8 @@ def _extensions(scope: cst.CSTNode, receiver_is, ctx: "Context", lists_of: Optio
         if method not in ("append", "extend") or len(args) != 1 or args[0].keyword is not None or args[0].star:
             continue  # another method: `insert` / `pop` are element changes (module_changes)
         value = args[0].value
+        if method == "append" and type(value) is cst.Name and names is not None and id(node) in names.inside and value.value in names.layers:  # type: ignore[attr-defined]
+            value = names.layers[value.value]  # type: ignore[attr-defined]
         inner = _classes_of([value], ctx, lists_of) if method == "append" else (
             _classes_of([e.value for e in value.elements], ctx, lists_of) if type(value) in (cst.List, cst.Tuple) else None  # type: ignore[attr-defined]
         )
@@ -227,22 +260,27 @@ class ListElement(NamedTuple):
     depth: int
 
 
-def element_list(function: cst.FunctionDef, name: str) -> Optional[ListElement]:
+def element_list(function: cst.FunctionDef, name: str, at: Optional[cst.CSTNode] = None) -> Optional[ListElement]:
     """The attribute whose elements `name` holds wherever it is read in `function`: the one binding
     of the name there is the target of `for name in self.<attribute>:`, a position of
     `for a, name in zip(self.<x>, self.<attribute>):` (hifi-gan's `for l in self.convs: x = l(x)`),
     or `name = self.<attribute>[i]` (pointnet2's `bn = self.mlp_bns[i]`, also `self.bn_blocks[i][j]`),
-    and it is no parameter.  None where anything else binds it."""
+    and it is no parameter.  None where anything else binds it.  With `at` (a node that reads the
+    name), where every binding is such a loop (PointRend's `for layer in self.conv_layers: ...`, then
+    `for layer in self.fcs: x = F.relu(layer(x))`): the one whose body holds `at`, where nothing
+    else in that body binds the name (there the loop's own target is what the name holds)."""
     if any(p.name.value == name for p in _parameters(function)):
         return None
     found: Optional[ListElement] = None
     bindings = 0
+    loops: list[tuple[cst.For, ListElement]] = []
     for node in code_descendants(function.body):
         kind = type(node)
         if kind is cst.For:
             attribute = _element_source(node.target, node.iter, name)  # type: ignore[attr-defined]
             if attribute is not None:
                 found, bindings = ListElement(attribute, 1), bindings + 1
+                loops.append((node, found))  # type: ignore[arg-type]
             elif name in erring_names(node.target):  # type: ignore[attr-defined]
                 return None
         elif kind is cst.Assign:
@@ -255,7 +293,24 @@ def element_list(function: cst.FunctionDef, name: str) -> Optional[ListElement]:
             found, bindings = element, bindings + 1
         elif any(name in erring_names(target) for target in bound_by(node, declarations=True)):
             return None  # bound otherwise (`with ... as`, `+=`, an import, `del`, `global`, ...)
+    if bindings > 1 and at is not None and len(loops) == bindings:
+        return _loop_binding(loops, name, at)
     return found if bindings == 1 else None
+
+
+def _loop_binding(loops: list, name: str, at: cst.CSTNode) -> Optional[ListElement]:
+    """The element of the one loop of `loops` whose body holds `at` and binds `name` nowhere else."""
+    holding = [
+        (loop, element) for loop, element in loops
+        if any(n is at for n in code_descendants(loop.body))
+    ]  # fmt: skip
+    if len(holding) != 1:
+        return None  # (nested loops binding the same name: which one is not read here)
+    loop, element = holding[0]
+    for node in code_descendants(loop.body):
+        if any(name in erring_names(target) for target in bound_by(node, declarations=True)):
+            return None
+    return element
 
 
 def indexed_element(expr: cst.BaseExpression) -> Optional[ListElement]:

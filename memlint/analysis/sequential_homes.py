@@ -30,6 +30,7 @@ from typing import Optional
 import libcst as cst
 
 from memlint.analysis.inventory import torch_nn_name
+from memlint.analysis.module_changes import bound_by_prefix, built_name_prefix
 from memlint.analysis.walk import code_descendants, code_with_parents, self_attr
 
 _CONTAINERS = frozenset({"ModuleList", "ModuleDict", "ParameterDict"})
@@ -43,11 +44,17 @@ def sequential_home(ctx, call: cst.Call) -> Optional[str]:
 
 
 def _homes(ctx) -> dict[int, str]:
+    return _found(ctx)[0]
+
+
+def _found(ctx) -> tuple[dict[int, str], frozenset[str]]:
+    """The Sequentials' homes, and every attribute of `self` the file binds to such a container."""
     return ctx.memo("sequential-homes", lambda: _collect_homes(ctx))  # type: ignore[return-value]
 
 
-def _collect_homes(ctx) -> dict[int, str]:
+def _collect_homes(ctx) -> tuple[dict[int, str], frozenset[str]]:
     homes: dict[int, str] = {}
+    containers: set[str] = set()
     for node in code_descendants(ctx.module):
         kind = type(node)
         if kind is cst.Call:
@@ -61,10 +68,11 @@ def _collect_homes(ctx) -> dict[int, str]:
             value = node.value  # type: ignore[attr-defined]
             if home is None or type(value) is not cst.Call or not _is_container(ctx, value):
                 continue
+            containers.add(home)
             for element in _stored(value):
                 if _is_sequential(ctx, element):
                     homes[id(element)] = home
-    return homes
+    return homes, frozenset(containers)
 
 
 def _stored(container: cst.Call) -> list[cst.BaseExpression]:
@@ -85,7 +93,9 @@ def _stored(container: cst.Call) -> list[cst.BaseExpression]:
 
 
 def runs_elements_whole(ctx, home: str) -> bool:
-    """Does every mention of an attribute named `home` in the file keep its elements whole (see above)?"""
+    """Does every mention of an attribute named `home` in the file keep its elements whole (see
+    above)?  Asked of any container the file binds to `self.<home>` (a Sequential subclass's
+    instances kept in one: analysis/sequential_subclasses.py), not only a Sequential's home."""
     return ctx.memo(("elements-whole", home), lambda: _runs_elements_whole(ctx, home))  # type: ignore[return-value]
 
 
@@ -96,7 +106,8 @@ def _mentions(ctx) -> dict[str, list]:
 
 
 def _collect_mentions(ctx) -> dict[str, list]:
-    homes = set(_homes(ctx).values())
+    found_homes, containers = _found(ctx)
+    homes = set(found_homes.values()) | containers
     found: dict[str, list] = {home: [] for home in homes}
     for node, parents in code_with_parents(ctx.module):
         kind = type(node)
@@ -104,9 +115,17 @@ def _collect_mentions(ctx) -> dict[str, list]:
             found[node.attr.value].append((node, parents))  # type: ignore[attr-defined]
         elif kind is cst.Call and type(node.func) is cst.Name and node.func.value == "getattr" and len(node.args) >= 2:  # type: ignore[attr-defined]
             # `getattr(self, "heads")`, `getattr(self, name)`: a mention of a home not followed here
+            # (of those a name built at run time may be: DensePose's `getattr(self, layer_name)`, its
+            # name "body_conv_fcn" and a number, is none of `convs`: module_changes.built_name_prefix)
             label = node.args[1].value  # type: ignore[attr-defined]
             literal = label.evaluated_value if type(label) is cst.SimpleString else None  # type: ignore[attr-defined]
-            for home in homes if not isinstance(literal, str) else ({literal} & homes):
+            if isinstance(literal, str):
+                named = {literal} & homes
+            else:
+                owner = parents[1].name.value if len(parents) > 1 and type(parents[1]) is cst.ClassDef else None  # type: ignore[attr-defined]
+                prefix = built_name_prefix(ctx, label, node, owner)  # type: ignore[arg-type]
+                named = {home for home in homes if bound_by_prefix(home, prefix)} if prefix else homes
+            for home in named:
                 found[home].append((node, parents))
     return found
 

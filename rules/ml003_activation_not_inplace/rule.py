@@ -22,6 +22,7 @@ from memlint.analysis.sequence_layers import activation_class, activation_named,
 from memlint.analysis.returned_sequentials import attribute_holding_returned
 from memlint.analysis.script_globals import module_names_private
 from memlint.analysis.sequential_homes import runs_elements_whole, sequential_home
+from memlint.analysis.sequential_subclasses import constructor_layers
 from memlint.analysis.sequences import (
     dict_given_to_sequential_only,
     groups_unpacked_into_sequential_only,
@@ -3736,6 +3737,219 @@ class ConvBnAct(nn.Module):
 globals()["F"] = ConvBnAct(4)
 def probe(x):
     return F.relu(x) + x
+""",
+            config=_EXACT,
+        ),
+        Valid(  # a hook on one of the listed layers, reached by the name it was registered under, sees the output the ReLU would overwrite
+            """
+import torch.nn.functional as F
+from torch import nn
+kept = []
+class Head(nn.Module):
+    def __init__(self, c, n):
+        super().__init__()
+        self.fcs = []
+        for k in range(n):
+            fc = nn.Linear(c, c)
+            self.add_module("fc{}".format(k + 1), fc)
+            self.fcs.append(fc)
+        self.fc1.register_forward_hook(lambda m, i, o: kept.append(o))
+    def forward(self, x):
+        for layer in self.fcs:
+            x = F.relu(layer(x))
+        return x
+""",
+            config=_EXACT,
+        ),
+        Valid(  # the layers are registered under names built from any text: one of them may be `fcs` itself
+            """
+import torch.nn.functional as F
+from torch import nn
+class Head(nn.Module):
+    def __init__(self, c, tags):
+        super().__init__()
+        self.fcs = []
+        for tag in tags:
+            fc = nn.Linear(c, c)
+            self.add_module("fc" + tag, fc)
+            self.fcs.append(fc)
+    def forward(self, x):
+        for layer in self.fcs:
+            x = F.relu(layer(x))
+        return x
+""",
+            config=_EXACT,
+        ),
+        Valid(  # the loop's body binds the name again before the call: which layer it holds there is not the list's
+            """
+import torch.nn.functional as F
+from torch import nn
+class Head(nn.Module):
+    def __init__(self, c, n):
+        super().__init__()
+        self.fcs = nn.ModuleList([nn.Linear(c, c) for _ in range(n)])
+        self.norms = nn.ModuleList([nn.LayerNorm(c) for _ in range(n)])
+    def forward(self, x, wrap):
+        for layer in self.norms:
+            x = layer(x)
+        for layer in self.fcs:
+            layer = wrap(layer)
+            x = F.relu(layer(x))
+        return x
+""",
+            config=_EXACT,
+        ),
+        Valid(  # every child is reached without its name and a part of it run: the norm's output is returned beside the ReLU's
+            """
+from torch import nn
+class Branch(nn.Sequential):
+    def __init__(self, c):
+        super().__init__(nn.Conv2d(c, c, 1), nn.GroupNorm(2, c), nn.ReLU())
+class Net(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.branch = Branch(c)
+    def forward(self, x):
+        outs = [self.branch(x)]
+        for child in self.children():
+            outs.append(child[:2](x))
+        return outs
+""",
+            config=_EXACT,
+        ),
+        Valid(  # the class's `forward` runs its norm alone and keeps that output: the ReLU would overwrite it
+            """
+import torch
+from torch import nn
+class Pool(nn.Sequential):
+    def __init__(self, c):
+        super().__init__(nn.Conv2d(c, c, 1), nn.GroupNorm(2, c), nn.ReLU())
+    def forward(self, x):
+        h = self[1](self[0](x))
+        return torch.cat([super().forward(x), h], 1)
+class Net(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.pool = Pool(c)
+    def forward(self, x):
+        return self.pool(x)
+""",
+            config=_EXACT,
+        ),
+        Valid(  # `getattr(self, name)` with a name a method builds from any text: it may be the container of the instances, run apart
+            """
+from torch import nn
+class Branch(nn.Sequential):
+    def __init__(self, c):
+        super().__init__(nn.Conv2d(c, c, 1), nn.GroupNorm(2, c), nn.ReLU())
+class Net(nn.Module):
+    def __init__(self, c, n, tag):
+        super().__init__()
+        self.tag = tag
+        branches = []
+        for _ in range(n):
+            branches.append(Branch(c))
+        self.branches = nn.ModuleList(branches)
+    def _name(self):
+        return "branch{}".format(self.tag)
+    def forward(self, x):
+        name = self._name()
+        return getattr(self, name)[0][:2](x)
+""",
+            config=_EXACT,
+        ),
+        Valid(  # the constructor puts a Sigmoid into the list before the ReLU: the ReLU follows it, and the Sigmoid keeps its output
+            """
+from torch import nn
+class Branch(nn.Sequential):
+    def __init__(self, c):
+        modules = [nn.Conv2d(c, c, 3, padding=1), nn.GroupNorm(2, c), nn.ReLU()]
+        modules.insert(2, nn.Sigmoid())
+        super().__init__(*modules)
+class Net(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.branch = Branch(c)
+    def forward(self, x):
+        return self.branch(x)
+""",
+            config=_EXACT,
+        ),
+        Valid(  # the instances' container runs each instance's layers one by one, keeping every output: the ReLU would overwrite the norm's
+            """
+from torch import nn
+class Branch(nn.Sequential):
+    def __init__(self, c):
+        super().__init__(nn.Conv2d(c, c, 3, padding=1), nn.GroupNorm(2, c), nn.ReLU())
+class Net(nn.Module):
+    def __init__(self, c, n):
+        super().__init__()
+        branches = []
+        for _ in range(n):
+            branches.append(Branch(c))
+        self.branches = nn.ModuleList(branches)
+    def forward(self, x):
+        kept = []
+        for branch in self.branches:
+            for layer in branch:
+                x = layer(x)
+                kept.append(x)
+        return kept
+""",
+            config=_EXACT,
+        ),
+        Valid(  # the list of instances is kept as well as handed to the container: what else reaches an instance is not followed
+            """
+from torch import nn
+class Branch(nn.Sequential):
+    def __init__(self, c):
+        super().__init__(nn.Conv2d(c, c, 3, padding=1), nn.GroupNorm(2, c), nn.ReLU())
+class Net(nn.Module):
+    def __init__(self, c, n):
+        super().__init__()
+        branches = []
+        for _ in range(n):
+            branches.append(Branch(c))
+        self.branches = nn.ModuleList(branches)
+        self.first = branches[0][:2]
+    def forward(self, x):
+        return [branch(x) for branch in self.branches], self.first(x)
+""",
+            config=_EXACT,
+        ),
+        Valid(  # the statement between the appends extends the list itself: the ReLU follows the Sigmoid, which keeps its output
+            """
+from torch import nn
+class Head(nn.Module):
+    def __init__(self, c, n):
+        super().__init__()
+        subnet = []
+        for _ in range(n):
+            subnet.append(nn.Conv2d(c, c, 3, padding=1))
+            subnet += [nn.Sigmoid()]
+            subnet.append(nn.ReLU())
+        self.subnet = nn.Sequential(*subnet)
+    def forward(self, x):
+        return self.subnet(x)
+""",
+            config=_EXACT,
+        ),
+        Valid(  # a call between the appends may reach the container through another name: what it ends with there is not known
+            """
+from torch import nn
+def widen(width):
+    return width * 2
+class Head(nn.Module):
+    def __init__(self, c, n):
+        super().__init__()
+        body = nn.Sequential()
+        for i in range(n):
+            body.add_module(f"conv{i}", nn.Conv2d(c, c, 3, padding=1))
+            c = widen(c)
+            body.add_module(f"relu{i}", nn.ReLU())
+        self.body = body
+    def forward(self, x):
+        return self.body(x)
 """,
             config=_EXACT,
         ),
@@ -7937,6 +8151,241 @@ def head(c, n):
 """,
             harness=_runs("head(4, 2)", "2, 4, 8, 8"),
         ),
+        Invalid(  # a class that is an nn.Sequential and nothing more, built by `super().__init__(*modules)`; its instances are appended to a list that becomes a ModuleList whose elements only run whole (DensePose's ASPP, issue 27, the twenty-second part)
+            """
+import torch
+from torch import nn
+class Branch(nn.Sequential):
+    def __init__(self, c, d):
+        modules = [
+            nn.Conv2d(c, c, 3, padding=d, dilation=d, bias=False),
+            nn.GroupNorm(2, c),
+            nn.ReLU(),
+        ]
+        super(Branch, self).__init__(*modules)
+class Pyramid(nn.Module):
+    def __init__(self, c, rates):
+        super().__init__()
+        modules = []
+        for r in rates:
+            modules.append(Branch(c, r))
+        self.convs = nn.ModuleList(modules)
+    def forward(self, x):
+        res = []
+        for conv in self.convs:
+            res.append(conv(x))
+        return torch.cat(res, dim=1)
+""",
+            line=8,
+            column=13,
+            config=_EXACT,
+            message="`nn.ReLU` after `nn.GroupNorm`",
+            fixed="""
+import torch
+from torch import nn
+class Branch(nn.Sequential):
+    def __init__(self, c, d):
+        modules = [
+            nn.Conv2d(c, c, 3, padding=d, dilation=d, bias=False),
+            nn.GroupNorm(2, c),
+            nn.ReLU(inplace=True),
+        ]
+        super(Branch, self).__init__(*modules)
+class Pyramid(nn.Module):
+    def __init__(self, c, rates):
+        super().__init__()
+        modules = []
+        for r in rates:
+            modules.append(Branch(c, r))
+        self.convs = nn.ModuleList(modules)
+    def forward(self, x):
+        res = []
+        for conv in self.convs:
+            res.append(conv(x))
+        return torch.cat(res, dim=1)
+""",
+            harness=_runs("Pyramid(4, [1, 2])", "2, 4, 8, 8"),
+        ),
+        Invalid(  # the class's `forward` runs the Sequential's own and then resizes; another class reaches its layers by names a method numbers, none of them the instances' container (DensePose's ASPPPooling and head, issue 27, the twenty-second part)
+            """
+import torch
+import torch.nn.functional as F
+from torch import nn
+class Pool(nn.Sequential):
+    def __init__(self, c):
+        super(Pool, self).__init__(nn.AdaptiveAvgPool2d(1), nn.Conv2d(c, c, 1), nn.GroupNorm(2, c), nn.ReLU())
+    def forward(self, x):
+        size = x.shape[-2:]
+        x = super(Pool, self).forward(x)
+        return F.interpolate(x, size=size, mode="nearest")
+class Head(nn.Module):
+    def __init__(self, c, n):
+        super().__init__()
+        modules = []
+        modules.append(Pool(c))
+        self.pools = nn.ModuleList(modules)
+        for i in range(n):
+            self.add_module(self._layer_name(i), nn.Conv2d(c, c, 1))
+        self.n = n
+    def forward(self, x):
+        x = torch.cat([pool(x) for pool in self.pools], 1)
+        for i in range(self.n):
+            layer_name = self._layer_name(i)
+            x = getattr(self, layer_name)(x)
+        return x
+    def _layer_name(self, i):
+        layer_name = "conv_fcn{}".format(i + 1)
+        return layer_name
+""",
+            line=6,
+            column=101,
+            config=_EXACT,
+            message="`nn.ReLU` after `nn.GroupNorm`",
+            fixed="""
+import torch
+import torch.nn.functional as F
+from torch import nn
+class Pool(nn.Sequential):
+    def __init__(self, c):
+        super(Pool, self).__init__(nn.AdaptiveAvgPool2d(1), nn.Conv2d(c, c, 1), nn.GroupNorm(2, c), nn.ReLU(inplace=True))
+    def forward(self, x):
+        size = x.shape[-2:]
+        x = super(Pool, self).forward(x)
+        return F.interpolate(x, size=size, mode="nearest")
+class Head(nn.Module):
+    def __init__(self, c, n):
+        super().__init__()
+        modules = []
+        modules.append(Pool(c))
+        self.pools = nn.ModuleList(modules)
+        for i in range(n):
+            self.add_module(self._layer_name(i), nn.Conv2d(c, c, 1))
+        self.n = n
+    def forward(self, x):
+        x = torch.cat([pool(x) for pool in self.pools], 1)
+        for i in range(self.n):
+            layer_name = self._layer_name(i)
+            x = getattr(self, layer_name)(x)
+        return x
+    def _layer_name(self, i):
+        layer_name = "conv_fcn{}".format(i + 1)
+        return layer_name
+""",
+            harness=_runs("Head(4, 2)", "2, 4, 8, 8"),
+        ),
+        Invalid(  # the layers given to the Sequential's constructor directly; the instance held by `self` and only called
+            """
+from torch import nn
+class Pool(nn.Sequential):
+    def __init__(self, c):
+        super().__init__(nn.AdaptiveAvgPool2d(1), nn.Conv2d(c, c, 1), nn.GroupNorm(2, c), nn.ReLU())
+class Net(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.pool = Pool(c)
+    def forward(self, x):
+        return self.pool(x) + x
+""",
+            line=4,
+            column=91,
+            config=_EXACT,
+            message="`nn.ReLU` after `nn.GroupNorm`",
+            fixed="""
+from torch import nn
+class Pool(nn.Sequential):
+    def __init__(self, c):
+        super().__init__(nn.AdaptiveAvgPool2d(1), nn.Conv2d(c, c, 1), nn.GroupNorm(2, c), nn.ReLU(inplace=True))
+class Net(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.pool = Pool(c)
+    def forward(self, x):
+        return self.pool(x) + x
+""",
+            harness=_runs("Net(4)", "2, 4, 8, 8"),
+        ),
+        Invalid(  # a plain list of layers, each bound to a name, registered under a numbered name and appended; the function's other loop binds the same name to another list's elements (PointRend's heads, issue 27, the twenty-second part)
+            """
+import torch.nn.functional as F
+from torch import nn
+class Head(nn.Module):
+    def __init__(self, c, n):
+        super().__init__()
+        self.blocks = [nn.Sigmoid()]
+        self.fcs = []
+        for k in range(n):
+            fc = nn.Linear(c, c)
+            self.add_module("fc{}".format(k + 1), fc)
+            self.fcs.append(fc)
+    def forward(self, x):
+        for layer in self.blocks:
+            x = layer(x)
+        for layer in self.fcs:
+            x = F.relu(layer(x))
+        return x
+""",
+            line=16,
+            column=17,
+            config=_EXACT,
+            message="the fresh output of `layer`, a layer of a list",
+            fixed="""
+import torch.nn.functional as F
+from torch import nn
+class Head(nn.Module):
+    def __init__(self, c, n):
+        super().__init__()
+        self.blocks = [nn.Sigmoid()]
+        self.fcs = []
+        for k in range(n):
+            fc = nn.Linear(c, c)
+            self.add_module("fc{}".format(k + 1), fc)
+            self.fcs.append(fc)
+    def forward(self, x):
+        for layer in self.blocks:
+            x = layer(x)
+        for layer in self.fcs:
+            x = F.relu(layer(x), inplace=True)
+        return x
+""",
+            harness=_runs("Head(4, 2)", "3, 4"),
+        ),
+        Invalid(  # a statement between the appends only updates a width: the ReLU still follows the conv (TensorMask's subnets, issue 27, the twenty-second part)
+            """
+from torch import nn
+class Head(nn.Module):
+    def __init__(self, c, n):
+        super().__init__()
+        subnet = []
+        width = c
+        for _ in range(n):
+            subnet.append(nn.Conv2d(width, c, 3, padding=1))
+            width = c
+            subnet.append(nn.ReLU())
+        self.subnet = nn.Sequential(*subnet)
+    def forward(self, x):
+        return self.subnet(x)
+""",
+            line=10,
+            column=27,
+            config=_EXACT,
+            message="`nn.ReLU` after `nn.Conv2d`",
+            fixed="""
+from torch import nn
+class Head(nn.Module):
+    def __init__(self, c, n):
+        super().__init__()
+        subnet = []
+        width = c
+        for _ in range(n):
+            subnet.append(nn.Conv2d(width, c, 3, padding=1))
+            width = c
+            subnet.append(nn.ReLU(inplace=True))
+        self.subnet = nn.Sequential(*subnet)
+    def forward(self, x):
+        return self.subnet(x)
+""",
+            harness=_runs("Head(4, 2)", "2, 4, 8, 8"),
+        ),
     ]
 
     def __init__(self, *args, **kwargs) -> None:
@@ -8104,6 +8553,12 @@ def head(c, n):
                 self._pending.extend(candidates)
         for added in added_in_function(node, self.ctx):
             self._check_added(added, node)
+        # `super().__init__(*modules)` in the constructor of a class that is an `nn.Sequential` and
+        # nothing more: its instances run those layers in order (analysis/sequential_subclasses.py)
+        if node.name.value == "__init__":
+            layers = constructor_layers(self.ctx, node)
+            if layers:
+                self._pending.extend(self._sequence_candidates(layers, None))
         # Every function, not only `forward`: a helper that `forward` calls (`self._attention(h)`),
         # a message function handed to a graph library (`g.apply_edges(self.edge_attention)`) or a
         # metric (`cs_map = a / b; cs_map = F.relu(cs_map)`) computes the same fresh values; whether

@@ -191,8 +191,8 @@ def _loop_variables(source: Source) -> set[str]:
 
 def _attributes_holding_layers(source: Source) -> set[str]:
     """`self.<attr>` assigned a layer that does not save its output (`self.fc = nn.Linear(...)`, also
-    through a wrapper: `layer_init(nn.Linear(...))`), a `ModuleList(...)` (which may hold them), a
-    name (which may hold one), or what a method of the class builds (`self.layer3 =
+    through a wrapper: `layer_init(nn.Linear(...))`), a `ModuleList(...)` or an empty list (which may
+    hold them), a name (which may hold one), or what a method of the class builds (`self.layer3 =
     self._make_layer(...)`: a stage of blocks, analysis/helper_sequentials.py); or holding one under a
     key (`self.convs["a"] = nn.Conv2d(...)`: analysis/layer_dicts.py)."""
     layer_names = source.names_for(FRESH_OUTPUT_LAYERS) | source.names_for(["ModuleList"]) | _norm_names(source) | _module_classes(source)
@@ -200,12 +200,19 @@ def _attributes_holding_layers(source: Source) -> set[str]:
     for node in source.nodes(ast.Assign, ast.AnnAssign):
         value = node.value  # type: ignore[attr-defined]
         built_by_method = isinstance(value, ast.Call) and is_self_attribute(value.func)
-        if not (isinstance(value, ast.Name) or built_by_method or (isinstance(value, ast.Call) and _layer_of(value) & layer_names)):
+        empty_list = isinstance(value, ast.List) and not value.elts  # `self.fcs = []`, filled with layers by `.append`
+        if not (isinstance(value, ast.Name) or built_by_method or empty_list or (isinstance(value, ast.Call) and _layer_of(value) & layer_names)):
             continue
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]  # type: ignore[attr-defined]
         found.update(t.attr for t in targets if is_self_attribute(t))
         found.update(t.value.attr for t in targets if isinstance(t, ast.Subscript) and is_self_attribute(t.value))  # type: ignore[attr-defined]
     return found
+
+
+def _super_init(call: ast.Call) -> bool:
+    """`super().__init__(...)` / `super(Block, self).__init__(...)`."""
+    func = call.func
+    return isinstance(func, ast.Attribute) and func.attr == "__init__" and isinstance(func.value, ast.Call) and final_name(func.value.func) == "super"
 
 
 def _layer_pair_in_a_sequence(source: Source, exact: bool) -> bool:
@@ -221,6 +228,8 @@ def _layer_pair_in_a_sequence(source: Source, exact: bool) -> bool:
     sequential = source.names_for(["Sequential"])
     sequences = [node.elts for node in source.nodes(ast.List, ast.Tuple)]  # type: ignore[attr-defined]
     sequences += [node.args for node in source.nodes(ast.Call) if final_name(node.func) in sequential]  # type: ignore[attr-defined]
+    # `super().__init__(conv, norm, nn.ReLU())` in a subclass of nn.Sequential (analysis/sequential_subclasses.py)
+    sequences += [node.args for node in source.nodes(ast.Call) if _super_init(node)]  # type: ignore[attr-defined]
     if source.mentions("append", "add_module", "OrderedDict"):
         sequences += _added_one_by_one(source)
         # Added in branches (`if bn: net.add_module(...)`, then `if leaky: net.add_module(...)`): the
@@ -327,6 +336,8 @@ def _added_one_by_one(source: Source) -> list[list[ast.AST]]:
             run: list[ast.AST] = []
             for statement in block:
                 added = _added(statement)
+                if added is None and _bookkeeping(statement):
+                    continue  # (`width = c` between two appends: analysis/added_layers.py's `_untouched`)
                 if added is None:
                     if len(run) > 1:
                         runs.append(run)
@@ -336,6 +347,20 @@ def _added_one_by_one(source: Source) -> list[list[ast.AST]]:
             if len(run) > 1:
                 runs.append(run)
     return runs
+
+
+def _bookkeeping(statement: ast.stmt) -> bool:
+    """An assignment to plain names alone (or `pass`) with no call in it (looser than the rule: any
+    name, the container's too)."""
+    if isinstance(statement, ast.Pass):
+        return True
+    if isinstance(statement, ast.Assign):
+        targets = statement.targets
+    elif isinstance(statement, (ast.AnnAssign, ast.AugAssign)):
+        targets = [statement.target]
+    else:
+        return False
+    return all(isinstance(t, ast.Name) for t in targets) and not any(isinstance(n, ast.Call) for n in ast.walk(statement))
 
 
 _BLOCK_OWNERS = (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.For, ast.AsyncFor, ast.While,
