@@ -1620,6 +1620,53 @@ class System(pl.LightningModule):
     ]
 
     INVALID = [
+        Invalid(  # the training step runs its own forward, whose training branch returns the loss: the inference path after it (a module-level helper named as an evaluation) is not training code
+            """
+import torch.nn as nn
+import pytorch_lightning as pl
+def inference(backbone, images):
+    scores = backbone(images)
+    return scores.softmax(-1)
+class Detector(pl.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.backbone = nn.Linear(8, 4)
+    def forward(self, images, targets=None):
+        if self.training:
+            return nn.functional.cross_entropy(self.backbone(images), targets)
+        return inference(self.backbone, images)
+    def training_step(self, batch, batch_idx):
+        images, targets = batch
+        return self(images, targets)
+""",
+            line=5,
+            column=13,
+        ),
+        Invalid(  # the training step runs its own forward with the default mode "train": the evaluating helper behind `mode != "train"` is not training code
+            """
+import torch
+import torch.nn as nn
+def predict(net, x):
+    net.eval()
+    return net(x)
+class Wrapper(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Linear(8, 4)
+        self.opt = torch.optim.SGD(self.net.parameters(), lr=0.1)
+    def forward(self, x, mode="train"):
+        if mode == "train":
+            return self.net(x)
+        return predict(self.net, x)
+    def train_step(self, x, y):
+        loss = (self(x) - y).pow(2).mean()
+        loss.backward()
+        self.opt.step()
+        return loss.item()
+""",
+            line=6,
+            column=12,
+        ),
         Invalid(  # the classmethod's helper only hands back a submodule; the run is the call of what it returned
             """
 from torch import nn
