@@ -1639,8 +1639,8 @@ class Detector(pl.LightningModule):
         images, targets = batch
         return self(images, targets)
 """,
-            line=5,
-            column=13,
+            line=4,
+            column=14,
         ),
         Invalid(  # the training step runs its own forward with the default mode "train": the evaluating helper behind `mode != "train"` is not training code
             """
@@ -1664,8 +1664,31 @@ class Wrapper(nn.Module):
         self.opt.step()
         return loss.item()
 """,
-            line=6,
+            line=5,
             column=12,
+            unsafe=True,
+            fixed="""
+import torch
+import torch.nn as nn
+@torch.no_grad()
+def predict(net, x):
+    net.eval()
+    return net(x)
+class Wrapper(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Linear(8, 4)
+        self.opt = torch.optim.SGD(self.net.parameters(), lr=0.1)
+    def forward(self, x, mode="train"):
+        if mode == "train":
+            return self.net(x)
+        return predict(self.net, x)
+    def train_step(self, x, y):
+        loss = (self(x) - y).pow(2).mean()
+        loss.backward()
+        self.opt.step()
+        return loss.item()
+""",
         ),
         Invalid(  # the classmethod's helper only hands back a submodule; the run is the call of what it returned
             """
