@@ -167,7 +167,8 @@ class EvalWithoutNoGrad(Rule):
     leaves the region's other cells evaluation (not an earlier statement binding a name it reads: a forward it may differentiate), inside an explicit `torch.enable_grad()`, and in a function that training code of
     the linted files calls with gradients on (a loop that calls backward or an optimizer's step, a
     function that does, Lightning's `training_step`, also through the forward of its own module that such a
-    step runs as `self(batch)`: nerf_pl's `render_rays`, whose nested `inference` the forward reaches): a `predict()` that a training step also runs
+    step runs as `self(batch)`: nerf_pl's `render_rays`, whose nested `inference` the forward reaches; not a
+    forward whose `if` tests read `self.training` or a defaulted parameter, which the step runs only in part): a `predict()` that a training step also runs
     needs its gradients, and must not be put under `no_grad`. That exemption does not hold for a
     function that puts its model in eval mode itself and hands back nothing that can carry autograd
     history (no return, or numbers, arrays, `.item()`s, detached values), storing nothing on `self`,
