@@ -128,3 +128,27 @@ def test_a_classmethods_cls_receiver_reaches_the_classs_own_methods():
                 cls = other_class()
                 cls.pick_head(model)
     """) == [("pick_head", "method"), ("unknown_head", None), ("pick_head", None), ("pick_head", None), ("pick_head", "method"), ("pick_head", None)]
+
+
+def test_a_classmethods_rebinding_of_cls_is_looked_for_once_per_method(monkeypatch):
+    # each `cls.helper(...)` asks whether the method rebinds `cls`; the walk of the body runs once
+    # per method and name, not once per call (a classmethod of hundreds of calls stays linear)
+    from memlint.analysis import values
+
+    walks = []
+    real = values.binds
+    monkeypatch.setattr(values, "binds", lambda node, name: walks.append(name) or real(node, name))
+    calls = "\n".join(f"        cls.helper(model, {i})" for i in range(50))
+    answers = _own_definitions(f"""
+class Tester:
+    def helper(self, model, i):
+        return model
+    @classmethod
+    def evaluate(cls, model):
+{calls}
+    @classmethod
+    def other(cls, model):
+        cls.helper(model, 0)
+""")
+    assert answers == [("helper", "method")] * 51
+    assert walks == ["cls", "cls"]

@@ -124,6 +124,35 @@ def test_a_helper_a_training_step_runs_its_forward_only_under_no_grad_is_reporte
     assert [f for f in _findings(".") if f[1] == "ML002"] == [("rendering.py", "ML002", 5)]
 
 
+@pytest.mark.parametrize("forward", [
+    # the training branch returns first: `self(batch)` in training mode never reaches the render
+    "if self.training:\n                    return self.models[0](rays)\n                return render(self.models, rays)",
+    # the training call leaves `mode` at its default: the render behind `mode != "train"` does not run
+    "if mode == \"train\":\n                    return self.models[0](rays)\n                return render(self.models, rays)",
+])
+def test_a_forward_that_picks_its_path_by_mode_or_default_is_no_training_code_of_its_step(project, forward):
+    # which part of such a forward the step runs is not known: none of it is seeded, and the
+    # renderer's `inference` stays an evaluation run with gradients on
+    write(project / "rendering.py", RENDERER)
+    write(project / "system.py", """
+        import torch.nn as nn
+        import pytorch_lightning as pl
+        from rendering import render
+
+        class System(pl.LightningModule):
+            def __init__(self):
+                super().__init__()
+                self.models = nn.ModuleList([nn.Linear(3, 3)])
+
+            def forward(self, rays, mode="train"):
+                FORWARD
+
+            def training_step(self, batch, batch_idx):
+                return self(batch).sum()
+    """.replace("FORWARD", forward))
+    assert [f for f in _findings(".") if f[1] == "ML002"] == [("rendering.py", "ML002", 5)]
+
+
 FROZEN_HELPERS = """
 import torch
 

@@ -109,6 +109,7 @@ from memlint.analysis.shared_branches_ast import done_in_every_branch_ast
 
 # The summary format's version: summaries written under another are not read (`_require` below).
 # A bump adds one line to the top of this history, newest first (a merge of two bumps gets its own).
+# 57: `switches`, a module's `forward` whose `if` tests read `self.training` or a defaulted parameter
 # 56: no `fresh` for a decorated function, nor one whose tensor a method (`scatter_`, `copy_`) writes data into
 # 55: the two 54s merged
 # 54: both 53s merged: the method `mode` and the wider `fresh` / `configured` below
@@ -226,7 +227,7 @@ from memlint.analysis.shared_branches_ast import done_in_every_branch_ast
 # 4: `updates`, `moves`
 # 3: `host`, a file that never mentions an accelerator
 # 2: `stars`, the modules a file star-imports
-FORMAT = 56
+FORMAT = 57
 
 EMPTY_CACHE = frozenset(
     {"torch.cuda.empty_cache", "torch.cuda.memory.empty_cache", "torch.mps.empty_cache",
@@ -613,6 +614,8 @@ class _Summary:
                 record.setdefault("hook", "per-batch")
             if name in TRAINING_HOOKS:
                 record["hook"] = "training"
+            if name == "forward" and _switches(node):
+                record["switches"] = True
         if "grad" in record:
             return
         others = []
@@ -2722,7 +2725,7 @@ def _check_function(record: dict) -> None:
             _require(value in _GRADS[1:] and type(value) is str)
         elif field == "hook":
             _require(value in _HOOKS and type(value) is str)
-        elif field in ("wraps_no_grad", "trains", "pass", "fresh", "unsaved", "keeps", "grads", "evals", "model_grad", "abstract", "unimplemented"):
+        elif field in ("wraps_no_grad", "trains", "pass", "fresh", "unsaved", "keeps", "grads", "evals", "model_grad", "abstract", "unimplemented", "switches"):
             _require(value is True)
         elif field == "moves":
             _require(type(value) is list and len(value) == 3 and type(value[0]) is int and value[1] in ("cuda", "to") and type(value[2]) is int)
@@ -2929,3 +2932,28 @@ def _bound_more_than_once(source, name: str) -> bool:
         elif kind in (ast.Global, ast.Nonlocal) and name in node.names:  # type: ignore[attr-defined]
             count += 1
     return count > 1
+
+
+def _switches(function: ast.AST) -> bool:
+    """Does a `forward` choose what it runs by the module's mode or by a parameter the caller may
+    leave at its default: an `if` (or `x if c else y`) whose test reads `self.training`
+    (`if self.training: return loss`, then an inference path) or a parameter that has a default
+    (`mode="train"`, `targets=None`)?  A training step's `self(x)` then runs only part of it, and
+    which part the summary does not say (Project._own_forwards_trained seeds no training code)."""
+    args = function.args  # type: ignore[attr-defined]
+    positional = [*args.posonlyargs, *args.args]
+    defaulted = {a.arg for a in positional[len(positional) - len(args.defaults):]} if args.defaults else set()
+    defaulted.update(a.arg for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None)
+    stack = list(function.body)  # type: ignore[attr-defined]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(node, (ast.If, ast.IfExp, ast.While)):
+            for part in ast.walk(node.test):
+                if isinstance(part, ast.Name) and part.id in defaulted:
+                    return True
+                if isinstance(part, ast.Attribute) and part.attr == "training" and isinstance(part.value, ast.Name) and part.value.id == "self":
+                    return True
+        stack.extend(ast.iter_child_nodes(node))
+    return False

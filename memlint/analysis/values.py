@@ -396,8 +396,21 @@ def _class_parameter(name: str, ctx: "Context") -> bool:
             return False  # (bound by a nested function: not the class)
         parameters = method.params.posonly_params or method.params.params  # type: ignore[union-attr]
         classmethod = any(type(d.decorator) is cst.Name and d.decorator.value == "classmethod" for d in method.decorators)  # type: ignore[union-attr]
-        return classmethod and bool(parameters) and parameters[0].name.value == name and not binds(method.body, name)
+        return classmethod and bool(parameters) and parameters[0].name.value == name and not _rebinds(method, name, ctx)
     return False
+
+
+_REBINDS = "values.rebinds"
+
+
+def _rebinds(method: cst.FunctionDef, name: str, ctx: "Context") -> bool:
+    """Does the method's body rebind `name`?  Asked once per method and name: a classmethod making
+    hundreds of `cls.helper(...)` calls would otherwise walk its whole body for each."""
+    found = ctx.memo(_REBINDS, dict)
+    key = (id(method), name)
+    if key not in found:
+        found[key] = binds(method.body, name)
+    return found[key]
 
 
 _DEFINITIONS = "values.definitions"

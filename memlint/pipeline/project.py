@@ -1283,7 +1283,10 @@ class Project:
             if self.base_grad(caller) == "off" or not self.is_module_class(file.index, key.partition(".")[0]):
                 continue
             forward = self.resolve(file.index, key, ["s", "forward"])
-            if forward is not None:
+            if forward is not None and not self.record(forward).get("switches"):
+                # (a forward that picks its path by `self.training` or a defaulted parameter runs only
+                # part of itself for this call, `if self.training: return loss` before an inference
+                # path: which part is not known, so none of it is seeded)
                 yield caller, forward
 
     def _loop_runs_steps(self, site: _Site) -> bool:

@@ -167,7 +167,8 @@ class EvalWithoutNoGrad(Rule):
     leaves the region's other cells evaluation (not an earlier statement binding a name it reads: a forward it may differentiate), inside an explicit `torch.enable_grad()`, and in a function that training code of
     the linted files calls with gradients on (a loop that calls backward or an optimizer's step, a
     function that does, Lightning's `training_step`, also through the forward of its own module that such a
-    step runs as `self(batch)`: nerf_pl's `render_rays`, whose nested `inference` the forward reaches): a `predict()` that a training step also runs
+    step runs as `self(batch)`: nerf_pl's `render_rays`, whose nested `inference` the forward reaches; not a
+    forward whose `if` tests read `self.training` or a defaulted parameter, which the step runs only in part): a `predict()` that a training step also runs
     needs its gradients, and must not be put under `no_grad`. That exemption does not hold for a
     function that puts its model in eval mode itself and hands back nothing that can carry autograd
     history (no return, or numbers, arrays, `.item()`s, detached values), storing nothing on `self`,
@@ -1620,6 +1621,76 @@ class System(pl.LightningModule):
     ]
 
     INVALID = [
+        Invalid(  # the training step runs its own forward, whose training branch returns the loss: the inference path after it (a module-level helper named as an evaluation) is not training code
+            """
+import torch.nn as nn
+import pytorch_lightning as pl
+def inference(backbone, images):
+    scores = backbone(images)
+    return scores.softmax(-1)
+class Detector(pl.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.backbone = nn.Linear(8, 4)
+    def forward(self, images, targets=None):
+        if self.training:
+            return nn.functional.cross_entropy(self.backbone(images), targets)
+        return inference(self.backbone, images)
+    def training_step(self, batch, batch_idx):
+        images, targets = batch
+        return self(images, targets)
+""",
+            line=4,
+            column=14,
+        ),
+        Invalid(  # the training step runs its own forward with the default mode "train": the evaluating helper behind `mode != "train"` is not training code
+            """
+import torch
+import torch.nn as nn
+def predict(net, x):
+    net.eval()
+    return net(x)
+class Wrapper(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Linear(8, 4)
+        self.opt = torch.optim.SGD(self.net.parameters(), lr=0.1)
+    def forward(self, x, mode="train"):
+        if mode == "train":
+            return self.net(x)
+        return predict(self.net, x)
+    def train_step(self, x, y):
+        loss = (self(x) - y).pow(2).mean()
+        loss.backward()
+        self.opt.step()
+        return loss.item()
+""",
+            line=5,
+            column=12,
+            unsafe=True,
+            fixed="""
+import torch
+import torch.nn as nn
+@torch.no_grad()
+def predict(net, x):
+    net.eval()
+    return net(x)
+class Wrapper(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Linear(8, 4)
+        self.opt = torch.optim.SGD(self.net.parameters(), lr=0.1)
+    def forward(self, x, mode="train"):
+        if mode == "train":
+            return self.net(x)
+        return predict(self.net, x)
+    def train_step(self, x, y):
+        loss = (self(x) - y).pow(2).mean()
+        loss.backward()
+        self.opt.step()
+        return loss.item()
+""",
+        ),
         Invalid(  # the classmethod's helper only hands back a submodule; the run is the call of what it returned
             """
 from torch import nn
