@@ -109,6 +109,7 @@ from memlint.analysis.shared_branches_ast import done_in_every_branch_ast
 
 # The summary format's version: summaries written under another are not read (`_require` below).
 # A bump adds one line to the top of this history, newest first (a merge of two bumps gets its own).
+# 57: `unsaved` also through torch.addcmul / addmm / mul / div / einsum / where / F.interpolate ... (tables.FRESH_RESULT_FUNCTIONS grew)
 # 56: no `fresh` for a decorated function, nor one whose tensor a method (`scatter_`, `copy_`) writes data into
 # 55: the two 54s merged
 # 54: both 53s merged: the method `mode` and the wider `fresh` / `configured` below
@@ -226,7 +227,7 @@ from memlint.analysis.shared_branches_ast import done_in_every_branch_ast
 # 4: `updates`, `moves`
 # 3: `host`, a file that never mentions an accelerator
 # 2: `stars`, the modules a file star-imports
-FORMAT = 56
+FORMAT = 57
 
 EMPTY_CACHE = frozenset(
     {"torch.cuda.empty_cache", "torch.cuda.memory.empty_cache", "torch.mps.empty_cache",
