@@ -173,3 +173,55 @@ def test_table_agrees_with_autograd(name: str):
         assert (kept_input, kept_output) == (False, False)
     else:  # KEEPS_INPUT_ONLY: what matters is that the output is not kept; most keep their input
         assert not kept_output
+
+
+# The ops `tables.FRESH_RESULT_FUNCTIONS` adds to those of the KEEPS_* tables (each keeps some of its
+# operands or none): name -> run it on `x`, an intermediate that requires grad.
+FRESH_ONLY = {
+    "addcmul": lambda x: torch.addcmul(torch.randn(4, 16), x, torch.randn(4, 16)),
+    "addcdiv": lambda x: torch.addcdiv(torch.randn(4, 16), x, torch.rand(4, 16) + 1),
+    "addmm": lambda x: torch.addmm(torch.randn(4, 8), x, torch.randn(16, 8)),
+    "addmv": lambda x: torch.addmv(torch.randn(4), x, torch.randn(16)),
+    "addr": lambda x: torch.addr(torch.randn(16, 16), x[0], x[1]),
+    "addbmm": lambda x: torch.addbmm(torch.randn(2, 8), x.view(2, 2, 16), torch.randn(2, 16, 8)),
+    "baddbmm": lambda x: torch.baddbmm(torch.randn(2, 2, 8), x.view(2, 2, 16), torch.randn(2, 16, 8)),
+    "mul": lambda x: torch.mul(x, torch.randn(4, 16)),
+    "div": lambda x: torch.div(x, torch.rand(4, 16) + 1),
+    "einsum": lambda x: torch.einsum("ij,jk->ik", x, torch.randn(16, 8)),
+    "lerp": lambda x: torch.lerp(x, torch.randn(4, 16), torch.rand(4, 16)),
+    "where": lambda x: torch.where(x > 0, x, torch.randn(4, 16)),
+    "stack": lambda x: torch.stack([x, torch.randn(4, 16)]),
+    "conv_transpose1d": lambda x: F.conv_transpose1d(x.view(2, 2, 16), torch.randn(2, 3, 3)),
+    "conv_transpose2d": lambda x: F.conv_transpose2d(x.view(1, 4, 4, 4), torch.randn(4, 3, 3, 3)),
+    "conv_transpose3d": lambda x: F.conv_transpose3d(x.view(1, 4, 2, 2, 4), torch.randn(4, 3, 3, 3, 3)),
+    "bilinear": lambda x: F.bilinear(x, torch.randn(4, 16), torch.randn(8, 16, 16)),
+    "embedding": lambda x: F.embedding(torch.tensor([1, 3, 1]), x),
+    "interpolate": lambda x: F.interpolate(x.view(1, 4, 16), scale_factor=1),
+    "pad": lambda x: F.pad(x, (0, 0)),
+    "normalize": lambda x: F.normalize(x),
+    "adaptive_avg_pool1d": lambda x: F.adaptive_avg_pool1d(x.view(1, 4, 16), 4),
+    "adaptive_avg_pool2d": lambda x: F.adaptive_avg_pool2d(x.view(1, 4, 4, 4), 2),
+    "adaptive_avg_pool3d": lambda x: F.adaptive_avg_pool3d(x.view(1, 4, 2, 2, 4), 1),
+}
+
+
+def test_every_fresh_only_name_has_a_measurement():
+    assert set(FRESH_ONLY) == tables.FRESH_RESULT_FUNCTIONS - set(OPS)
+
+
+@pytest.mark.parametrize("name", sorted(FRESH_ONLY))
+def test_fresh_result_is_new_and_not_kept(name: str):
+    """A new tensor (no storage of its operand's) that its backward does not keep, and on which an
+    in-place activation gives the gradients the out-of-place one does (ML003's fresh values)."""
+    run = FRESH_ONLY[name]
+    grads = []
+    for inplace in (False, True):
+        torch.manual_seed(0)
+        base = torch.randn(4, 16, requires_grad=True)
+        x = base * 1.0
+        y = run(x)
+        assert y.untyped_storage().data_ptr() != x.untyped_storage().data_ptr()
+        assert not _kept(lambda: base.detach().clone(), run)[1]
+        F.silu(y, inplace=inplace).sum().backward()
+        grads.append(base.grad)
+    assert torch.allclose(*grads)

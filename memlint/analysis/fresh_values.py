@@ -68,6 +68,8 @@ class FreshValues:
         if type(expr) is not cst.Call:
             return False
         func = expr.func  # type: ignore[attr-defined]
+        if _reshaped_temporary(func) is not None:  # `self.linear(x).view(n, c)`: a view of a fresh value no name holds
+            return self.fresh(func.value)  # type: ignore[attr-defined]
         if type(func) is cst.Subscript:  # `self.layers[i](x)`, `self.convs["squeeze"](x)`
             element = indexed_element(func)
             if element is not None and element in self.layers.layer_lists():
@@ -194,6 +196,9 @@ class FreshValues:
         """How a message names a fresh value (`described`), a call of a bare name being the loop
         variable over a ModuleList's layers where it is one, else a function of the project."""
         func = value.func if type(value) is cst.Call else None  # type: ignore[attr-defined]
+        reshaped = _reshaped_temporary(func) if func is not None else None
+        if reshaped is not None:
+            return f"{self.described(func.value)}, reshaped by `.{reshaped}`"  # type: ignore[union-attr]
         if type(func) is cst.Name and type(self.function) is cst.FunctionDef and func.value not in _CALLABLE_BUILTINS:  # type: ignore[attr-defined]
             element = element_list(self.function, func.value, value)  # type: ignore[attr-defined]
             if element is not None:
@@ -256,6 +261,9 @@ def described(value: cst.BaseExpression) -> str:
         taken = _taken_element(value)  # type: ignore[arg-type]
         return f"element {taken[1]} of the fresh output of `self.{taken[0]}`" if taken else "a fresh element"
     func = value.func  # type: ignore[attr-defined]
+    reshaped = _reshaped_temporary(func)
+    if reshaped is not None:  # fresh() accepted it: its receiver is fresh
+        return f"{described(func.value)}, reshaped by `.{reshaped}`"  # type: ignore[attr-defined]
     if self_attr(func) is None and type(func) not in (cst.Subscript, cst.Name):  # `torch.cat(...)`, `F.gelu(...)`, `utils.batch_norm(...)`
         return f"the fresh result of `{cst.Module([]).code_for_node(func)}`"
     if type(func) is cst.Subscript:
@@ -264,6 +272,21 @@ def described(value: cst.BaseExpression) -> str:
     if type(func) is cst.Name:  # a function of the project (FreshValues.described tells a ModuleList's layer)
         return f"the fresh result of `{func.value}`"  # type: ignore[attr-defined]
     return f"the fresh output of `self.{self_attr(func)}`"
+
+
+# Receivers whose value no name holds: a reshape of one is fresh where it is.
+_TEMPORARIES = (cst.Call, cst.BinaryOperation, cst.Subscript)
+
+
+def _reshaped_temporary(func: cst.BaseExpression) -> Optional[str]:
+    """The method of `<temporary>.view` / `.reshape` / `.flatten` (the `func` of a call), or None.
+    An activation in place on the view overwrites the temporary's tensor (or, where the reshape
+    copies, the copy's): nothing else holds it, and the view keeps nothing for backward (checked
+    with PyTorch 2.13: `F.silu(F.linear(x, w).view(n, -1), inplace=True)` gives the gradients of the
+    out-of-place one).  Not `.expand`, whose elements share memory (in place raises)."""
+    if type(func) is not cst.Attribute or func.attr.value not in RESHAPE_METHODS:  # type: ignore[attr-defined]
+        return None
+    return func.attr.value if type(func.value) in _TEMPORARIES else None  # type: ignore[attr-defined]
 
 
 def _reshaped_name(source: cst.BaseExpression) -> Optional[cst.Name]:

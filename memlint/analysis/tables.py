@@ -348,10 +348,21 @@ GATHERING_METHODS = frozenset({"gather", "gather_for_metrics", "all_gather", "pa
 # (`F.elu(x, inplace=True)` returns `x`), nor dropout (`training=False` returns its input itself),
 # nor `pow` (with a tensor exponent its backward reads its result); "scale" and "product" name `x * 2` and
 # `x * y`, no function.
+# Also the ops of that kind the KEEPS_* tables do not name (their backward keeps some operands, not
+# all, or only sizes): the fused multiply-adds (`torch.addcmul(shift, x, scale)` keeps `x` and
+# `scale`, never its result), `torch.mul` / `torch.div` / `torch.einsum`, `torch.lerp` / `torch.where`
+# / `torch.stack`, and the layers' functions `F.conv_transpose*d`, `F.bilinear`, `F.embedding`,
+# `F.interpolate`, `F.pad`, `F.normalize`, `F.adaptive_avg_pool*d` (each checked with PyTorch 2.13:
+# a new tensor, no saved tensor shares its storage, and `F.silu(..., inplace=True)` on it gives the
+# gradients the out-of-place one does).
 FRESH_RESULT_FUNCTIONS = frozenset(
     name for name in KEEPS_NEITHER | KEEPS_INPUT_ONLY
     if name.islower() and name not in INPLACE_FUNCTIONS and not name.startswith("dropout")
     and name not in ("pow", "scale", "product")
+) | frozenset(
+    {"addcmul", "addcdiv", "addmm", "addmv", "addr", "addbmm", "baddbmm", "mul", "div", "einsum", "lerp", "where",
+     "stack", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "bilinear", "embedding", "interpolate",
+     "pad", "normalize", "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d"}
 )  # fmt: skip
 
 
@@ -359,7 +370,8 @@ FRESH_RESULT_FUNCTIONS = frozenset(
 # place, each returns a new tensor that its backward does not read (PyTorch 2.13's saved tensors:
 # `div` / `mul` / `mm` keep their operands, `sum` / `add` / `sub` nothing).
 FRESH_RESULT_METHODS = frozenset(
-    {"mm", "bmm", "matmul", "sum", "mean", "cumsum", "div", "mul", "add", "sub", "abs", "log", "clamp", "square"}
+    {"mm", "bmm", "matmul", "sum", "mean", "cumsum", "div", "mul", "add", "sub", "abs", "log", "clamp", "square",
+     "addcmul", "addcdiv", "addmm", "addmv", "addr", "addbmm", "baddbmm", "lerp"}
 )  # fmt: skip
 # Tensor methods that return a view of their receiver with another shape (a reshape may copy it):
 # an activation in place on `x.view(n, -1)` overwrites `x`'s tensor (ML003: analysis/fresh_values.py).

@@ -392,6 +392,81 @@ class ActivationNotInplace(Rule):
     fix_safety = "mixed"  # unsafe for ELU, CELU, SELU and a slope that is not a literal
 
     VALID = [
+        Valid(  # a view of a sigmoid's output: autograd keeps that output for the sigmoid's backward, so it is not fresh
+            """
+import torch
+import torch.nn.functional as F
+from torch import nn
+class Gate(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(6, 6)
+    def forward(self, x):
+        return F.relu(torch.sigmoid(self.proj(x)).view(-1))
+""",
+            config=_EXACT,
+        ),
+        Valid(  # an expanded view of a fresh output: its elements share memory, so in place would raise
+            """
+import torch.nn.functional as F
+from torch import nn
+class Tile(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(6, 6)
+    def forward(self, x):
+        return F.relu(self.proj(x).unsqueeze(0).expand(3, -1, -1))
+""",
+            config=_EXACT,
+        ),
+        Valid(  # the class's `forward` keeps its product in `self.last` after adding the bias in place: the activation would overwrite what it holds
+            """
+import torch
+import torch.nn.functional as F
+from torch import nn
+class Dense(nn.Module):
+    def __init__(self, n, m):
+        super().__init__()
+        self.weight = nn.Parameter(torch.randn(m, n))
+        self.bias = nn.Parameter(torch.randn(m))
+    def forward(self, x):
+        x = x @ self.weight.t()
+        if self.bias is not None:
+            x = x.add_(self.bias)
+        self.last = x
+        return x
+class Mapping(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layer = Dense(4, 8)
+    def forward(self, x):
+        return F.silu(self.layer(x))
+""",
+            config=_EXACT,
+        ),
+        Valid(  # the class's `forward` scales its product in place by a tensor (`mul_`, not an add): not known to keep nothing of it, silent
+            """
+import torch
+import torch.nn.functional as F
+from torch import nn
+class Dense(nn.Module):
+    def __init__(self, n, m):
+        super().__init__()
+        self.weight = nn.Parameter(torch.randn(m, n))
+        self.gain = nn.Parameter(torch.randn(m))
+    def forward(self, x):
+        x = x @ self.weight.t()
+        x = x.mul_(self.gain)
+        return x
+class Mapping(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layer = Dense(4, 8)
+    def forward(self, x):
+        return F.silu(self.layer(x))
+""",
+            config=_EXACT,
+        ),
         Valid(  # the `elif` test hands the value to a function that may keep it
             """
 import torch
@@ -3956,6 +4031,119 @@ class Head(nn.Module):
     ]
 
     INVALID = [
+        Invalid(  # a view of a Linear's fresh output, bound on the line before: nothing else holds the output, the view keeps nothing (DrQA's attention; issue 27, the twenty-second part)
+            """
+import torch.nn.functional as F
+from torch import nn
+class Match(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(6, 6)
+    def forward(self, x):
+        h = self.proj(x.view(-1, x.size(2))).view(x.size())
+        h = F.relu(h)
+        return h
+""",
+            line=9,
+            column=13,
+            config=_EXACT,
+            message="on the fresh output of `self.proj`, reshaped by `.view`",
+            fixed="""
+import torch.nn.functional as F
+from torch import nn
+class Match(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(6, 6)
+    def forward(self, x):
+        h = self.proj(x.view(-1, x.size(2))).view(x.size())
+        h = F.relu(h, inplace=True)
+        return h
+""",
+            harness=_runs("Match()", "2, 3, 6"),
+        ),
+        Invalid(  # `torch.addcmul`'s result is a new tensor its backward never reads (it keeps the two factors): an activation may overwrite it (edm's UNet block; issue 27, the twenty-second part)
+            """
+import torch
+import torch.nn.functional as F
+from torch import nn
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.norm = nn.GroupNorm(2, 4)
+        self.scale = nn.Parameter(torch.randn(4, 1, 1))
+        self.shift = nn.Parameter(torch.randn(4, 1, 1))
+    def forward(self, x):
+        return F.silu(torch.addcmul(self.shift, self.norm(x), self.scale + 1))
+""",
+            line=11,
+            column=16,
+            config=_EXACT,
+            message="on the fresh result of `torch.addcmul`",
+            fixed="""
+import torch
+import torch.nn.functional as F
+from torch import nn
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.norm = nn.GroupNorm(2, 4)
+        self.scale = nn.Parameter(torch.randn(4, 1, 1))
+        self.shift = nn.Parameter(torch.randn(4, 1, 1))
+    def forward(self, x):
+        return F.silu(torch.addcmul(self.shift, self.norm(x), self.scale + 1), inplace=True)
+""",
+            harness=_runs("Block()", "2, 4, 3, 3"),
+        ),
+        Invalid(  # a class of the file whose `forward` returns a matrix product it adds its bias to in place (`add_` keeps nothing of it): its output is as fresh as `nn.Linear`'s (edm's `Linear`; issue 27, the twenty-second part)
+            """
+import torch
+import torch.nn.functional as F
+from torch import nn
+class Dense(nn.Module):
+    def __init__(self, n, m, bias=True):
+        super().__init__()
+        self.weight = nn.Parameter(torch.randn(m, n))
+        self.bias = nn.Parameter(torch.randn(m)) if bias else None
+    def forward(self, x):
+        x = x @ self.weight.to(x.dtype).t()
+        if self.bias is not None:
+            x = x.add_(self.bias.to(x.dtype))
+        return x
+class Mapping(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layer = Dense(4, 8)
+    def forward(self, x):
+        return F.silu(self.layer(x))
+""",
+            line=19,
+            column=16,
+            config=_EXACT,
+            message="on the fresh output of `self.layer`",
+            fixed="""
+import torch
+import torch.nn.functional as F
+from torch import nn
+class Dense(nn.Module):
+    def __init__(self, n, m, bias=True):
+        super().__init__()
+        self.weight = nn.Parameter(torch.randn(m, n))
+        self.bias = nn.Parameter(torch.randn(m)) if bias else None
+    def forward(self, x):
+        x = x @ self.weight.to(x.dtype).t()
+        if self.bias is not None:
+            x = x.add_(self.bias.to(x.dtype))
+        return x
+class Mapping(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layer = Dense(4, 8)
+    def forward(self, x):
+        return F.silu(self.layer(x), inplace=True)
+""",
+            harness=_runs("Mapping()", "3, 4"),
+        ),
         Invalid(  # bound before an `if` / `elif` chain whose tests do not read it, activated in an `elif` branch that ends its life: the branches before it did not run (SCAN's attention; issue 27, the twenty-first part)
             """
 import torch

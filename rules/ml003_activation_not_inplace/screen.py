@@ -428,6 +428,7 @@ def _applies_inplace_function(statement, previous, call: ast.Call, layers: set[s
         return False
     if first is None:
         first = call.args[0]
+    first = _unreshaped(first)
     if _layer_output(first, layers):
         return True
     if _fresh_result(first, unsaved):
@@ -460,8 +461,17 @@ def _binds_layer_output(statement, name: str, layers: set[str], unsaved=frozense
         and len(statement.targets) == 1
         and isinstance(statement.targets[0], ast.Name)
         and statement.targets[0].id == name
-        and (_layer_output(statement.value, layers) or _fresh_result(statement.value, unsaved))
+        and (_layer_output(_unreshaped(statement.value), layers) or _fresh_result(_unreshaped(statement.value), unsaved))
     )
+
+
+def _unreshaped(value: ast.AST) -> ast.AST:
+    """`self.linear(x).view(n, c)` -> `self.linear(x)`: a reshape of a temporary is fresh where the
+    temporary is (analysis/fresh_values.py)."""
+    while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in RESHAPE_METHODS \
+            and isinstance(value.func.value, (ast.Call, ast.BinOp, ast.Subscript)):
+        value = value.func.value
+    return value
 
 
 def _layer_output(value: ast.AST, layers: set[str]) -> bool:
