@@ -109,8 +109,8 @@ from memlint.analysis.shared_branches_ast import done_in_every_branch_ast
 
 # The summary format's version: summaries written under another are not read (`_require` below).
 # A bump adds one line to the top of this history, newest first (a merge of two bumps gets its own).
-# 59: the two 57s merged
-# 58: `unsaved` also through torch.addcmul / addmm / mul / div / einsum / where / F.interpolate ... (tables.FRESH_RESULT_FUNCTIONS grew)
+# 58: the two 57s merged
+# 57: `unsaved` also through torch.addcmul / addmm / mul / div / einsum / where / F.interpolate ... (tables.FRESH_RESULT_FUNCTIONS grew)
 # 57: `switches`, a module's `forward` whose `if` tests read `self.training` or a defaulted parameter
 # 56: no `fresh` for a decorated function, nor one whose tensor a method (`scatter_`, `copy_`) writes data into
 # 55: the two 54s merged
@@ -229,7 +229,7 @@ from memlint.analysis.shared_branches_ast import done_in_every_branch_ast
 # 4: `updates`, `moves`
 # 3: `host`, a file that never mentions an accelerator
 # 2: `stars`, the modules a file star-imports
-FORMAT = 59
+FORMAT = 58
 
 EMPTY_CACHE = frozenset(
     {"torch.cuda.empty_cache", "torch.cuda.memory.empty_cache", "torch.mps.empty_cache",
