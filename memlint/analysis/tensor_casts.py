@@ -3,7 +3,8 @@ so to `x`'s device; `t.type(torch.cuda.FloatTensor)` copies `t` to the current G
 casts to a dtype and keeps `t` where it is.  Evidence: the call as written, its one argument
 resolved through the file's imports (`Context.resolve`), or, for a name the imports do not resolve,
 every binding of it in its scope (`cuda_type_name`: `T = torch.cuda.FloatTensor if x.is_cuda else
-torch.FloatTensor`, the type a run on the accelerator picks)."""
+torch.FloatTensor`, the type a run on the accelerator picks); for a parameter, its callers
+(`typed_parameter`: every call passes `x.type()`, the project pass's `typed_parameters`)."""
 
 from __future__ import annotations
 
@@ -35,6 +36,31 @@ def type_as_argument(call: cst.BaseExpression) -> Optional[cst.BaseExpression]:
     if isinstance(argument, cst.Call) and isinstance(argument.func, cst.Name) and argument.func.value == "type" and len(argument.args) == 1:
         return argument.args[0].value if argument.args[0].keyword is None and not argument.args[0].star else None
     return None
+
+
+def typed_parameter(call: cst.Call, ctx: "Context") -> Optional[cst.Name]:
+    """`p` of `t.type(p)` where `p` is a parameter of the function being visited that it never
+    rebinds and every call of it gives a tensor's type string (`decode(outputs, dtype=x.type())`:
+    the project pass's `typed_parameters`, memlint.analysis.type_arguments): a cast to that
+    tensor's type, and so to its device, as `t.type_as(x)`; the name stands for the tensor."""
+    func = call.func
+    if type(func) is not cst.Attribute or func.attr.value != "type" or len(call.args) != 1:
+        return None
+    argument = call.args[0]
+    function = ctx.function_node
+    key = ctx.function_key
+    if argument.keyword is not None or argument.star or type(argument.value) is not cst.Name or function is None or key is None:
+        return None
+    name = argument.value.value
+    if name not in parameter_names(function) or not ctx.project.tensor_type_parameter(key, name):
+        return None
+    rebound = ctx.memo(("rebinds parameter", name, id(function)), lambda: (function, _rebinds(name, function.body)))[1]  # type: ignore[index]
+    return None if rebound else argument.value
+
+
+def _rebinds(name: str, body: cst.CSTNode) -> bool:
+    """Does anything in `body` (not nested scopes) bind `name`, or declare it `global` / `nonlocal`?"""
+    return any(name in target_names(t) for node in code_descendants(body, skip=SCOPES) for t in bound_by(node, declarations=True))
 
 
 def cuda_type_cast(call: cst.Call, ctx: "Context") -> bool:

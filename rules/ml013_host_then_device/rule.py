@@ -22,7 +22,7 @@ from memlint.analysis.walk import code_descendants
 from memlint.analysis.project_facts import moved_argument
 from memlint.analysis.tables import LEGACY_SIZED_CONSTRUCTORS, PER_BATCH_HOOKS
 from memlint.analysis.tuple_returns import raising_tuple_read
-from memlint.analysis.tensor_casts import cuda_type_cast, moving_casts_under, type_as_argument
+from memlint.analysis.tensor_casts import cuda_type_cast, moving_casts_under, type_as_argument, typed_parameter
 from memlint.diagnostics import Severity
 from memlint.pipeline.text import shorten
 from memlint.rule import MARIMO_STAND_IN, Harness, Invalid, Rule, Valid
@@ -1565,6 +1565,32 @@ for x, y in train_loader:
 """,
             line=3,
             column=12,
+        ),
+        Invalid(  # a local picks the accelerator's tensor type when the input is on it: the cast copies the grid there
+            """
+import torch
+import torch.nn as nn
+class Decoder(nn.Module):
+    def forward(self, x):
+        Floats = torch.cuda.FloatTensor if x.is_cuda else torch.FloatTensor
+        grid = torch.linspace(0, 1, x.size(-1)).repeat(x.size(0), 1).type(Floats)
+        return x + grid
+""",
+            line=6,
+            column=16,
+        ),
+        Invalid(  # a module-level type chosen by the run's device, read in the training loop
+            """
+import torch
+use_gpu = torch.cuda.is_available()
+Floats = torch.cuda.FloatTensor if use_gpu else torch.FloatTensor
+for x, y in train_loader:
+    weight = torch.full((x.size(0), 1), 0.5).type(Floats)
+    loss = criterion(model(x) * weight, y)
+    loss.backward()
+""",
+            line=5,
+            column=14,
         ),
         Invalid(  # arithmetic with a number between the factory and the move (issue 27): noise in [-1, 1)
             """
@@ -4464,6 +4490,62 @@ def demo(model):
     ]
 
     VALID += [
+        Valid(  # every type the local may hold is a host type: the cast changes the dtype, nothing moves
+            """
+import torch
+for x, y in train_loader:
+    Kind = torch.DoubleTensor if x.dtype == torch.float64 else torch.FloatTensor
+    mask = torch.ones(x.size(0), 1).type(Kind)
+    loss = criterion(model(x) * mask, y)
+    loss.backward()
+"""
+        ),
+        Valid(  # a cast to a dtype or to the host's tensor type keeps the tensor on the host
+            """
+import torch
+for x, y in train_loader:
+    mask = torch.ones(x.size(0), 1).type(torch.float32)
+    scale = torch.ones(x.size(0), 1).type(torch.FloatTensor)
+    loss = criterion(model(x) * mask * scale, y)
+    loss.backward()
+"""
+        ),
+        Valid(  # the type is a parameter the callers choose: it may be the host's
+            """
+import torch
+import torch.nn as nn
+class Decoder(nn.Module):
+    def forward(self, x, Kind=torch.cuda.FloatTensor):
+        grid = torch.linspace(0, 1, x.size(-1)).type(Kind)
+        return x + grid
+"""
+        ),
+        Valid(  # one arm of the choice is no tensor type (a dtype read off the input): the cast may not move
+            """
+import torch
+import torch.nn as nn
+class Decoder(nn.Module):
+    def forward(self, x):
+        Kind = torch.cuda.FloatTensor if x.is_cuda else x.dtype
+        grid = torch.linspace(0, 1, x.size(-1)).type(Kind)
+        return x + grid
+"""
+        ),
+        Valid(  # a function rebinds the module's type name through `global`: which type it holds is unknown
+            """
+import torch
+Floats = torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTensor
+def to_host():
+    global Floats
+    Floats = pick_type()
+for x, y in train_loader:
+    mask = torch.ones(x.size(0), 1).type(Floats)
+    loss = criterion(model(x) * mask, y)
+    loss.backward()
+"""
+        ),
+    ]
+    VALID += [
         Valid(  # a helper's zeros get labels written in by an in-place method (a one-hot): data, not a fresh host tensor
             """
 import torch
@@ -4673,8 +4755,15 @@ def smooth(model, loader, optimizer, values):
         return self._block_flows(len(self._blocks) - 1).get(id(self._statement), EMPTY)
 
     def _moved_by_helper(self, call: cst.Call) -> Optional[cst.BaseExpression]:
+        """What `call` moves besides `.cuda()` / `.to()` / `.type_as()`: a project helper's argument, or
+        the receiver of a cast to an accelerator's type (`z.type(torch.cuda.FloatTensor)`) or to a
+        parameter every caller gives a tensor's type (`z.type(dtype)`, `typed_parameter`)."""
         found = moved_argument(call, self.ctx)
-        return found[0] if found is not None else None
+        if found is not None:
+            return found[0]
+        if cuda_type_cast(call, self.ctx) or typed_parameter(call, self.ctx) is not None:
+            return call.func.value  # type: ignore[attr-defined]
+        return None
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         key = self.ctx.function_key  # the Context has entered the function already
@@ -4691,6 +4780,8 @@ def smooth(model, loader, optimizer, values):
         func = node.func
         helper = None
         type_as = type_as_argument(node)
+        if type_as is None:
+            type_as = typed_parameter(node, ctx)  # `grid.type(dtype)`, every caller passing `x.type()`: `x`'s type and device
         if isinstance(func, cst.Attribute) and func.attr.value in ("cuda", "to"):
             moved = func.value
             self._cast_before_move.update(map(id, moving_casts_under(moved)))
