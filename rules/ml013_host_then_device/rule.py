@@ -203,7 +203,11 @@ class HostThenDevice(Rule):
     dtype); `.to(other)` with an argument that may be a dtype is not reported, nor is a move to the device
     of a tensor its function builds on the host whatever the default device (`src = torch.LongTensor([[1, 2, 3]])`,
     never rebound nor handed on, then `torch.zeros(1, 1).type_as(src)`: a dtype cast, nothing moves). A cast to an
-    accelerator's legacy type, `.type(torch.cuda.FloatTensor)`, is a move to the current GPU (no fix). Code behind an `if` in a loop or a per-step
+    accelerator's legacy type, `.type(torch.cuda.FloatTensor)`, is a move to the current GPU (no fix), also through a
+    name every binding of which is one of torch's tensor types, some a `torch.cuda` one (`Floats = torch.cuda.FloatTensor if x.is_cuda
+    else torch.FloatTensor`, the type a run on the accelerator picks; not a name that may hold a dtype or a host type only); and
+    `.type(dtype)` of a parameter every call of the function gives a tensor's type string (`self.decode(out, dtype=x.type())`:
+    the project pass's `typed_parameters`) is a cast to `x`'s type, as `.type_as(x)`. Code behind an `if` in a loop or a per-step
     function is not reported, unless the `if` only asks whether the accelerator is used
     (`if torch.cuda.is_available():`, `if self.cuda:`, `if use_gpu:`) or chooses among the run's
     configured alternatives (`if args.loss == "hinge":`, its `elif` and `else`: the configuration
@@ -1578,6 +1582,21 @@ class Decoder(nn.Module):
 """,
             line=6,
             column=16,
+        ),
+        Invalid(  # every caller passes the input's type string: the cast takes the host grid to the input's device
+            """
+import torch
+import torch.nn as nn
+class Head(nn.Module):
+    def forward(self, feats):
+        out = feats[0].flatten(2)
+        return self.decode(out, dtype=feats[0].type())
+    def decode(self, out, dtype):
+        offsets = torch.arange(out.size(-1)).view(1, 1, -1).type(dtype)
+        return out + offsets
+""",
+            line=8,
+            column=19,
         ),
         Invalid(  # a module-level type chosen by the run's device, read in the training loop
             """
@@ -4529,6 +4548,31 @@ class Decoder(nn.Module):
         Kind = torch.cuda.FloatTensor if x.is_cuda else x.dtype
         grid = torch.linspace(0, 1, x.size(-1)).type(Kind)
         return x + grid
+"""
+        ),
+        Valid(  # one caller passes a dtype: the parameter may hold no tensor type, and the cast may move nothing
+            """
+import torch
+import torch.nn as nn
+class Head(nn.Module):
+    def forward(self, x):
+        return self.decode(x, torch.float32) + self.decode(x, x.type())
+    def decode(self, out, dtype):
+        offsets = torch.arange(out.size(-1)).type(dtype)
+        return out + offsets
+"""
+        ),
+        Valid(  # the method rebinds the parameter before the cast: not the callers' tensor type
+            """
+import torch
+import torch.nn as nn
+class Head(nn.Module):
+    def forward(self, x):
+        return self.decode(x, x.type())
+    def decode(self, out, dtype):
+        dtype = torch.float64 if out.dtype == torch.float64 else torch.float32
+        offsets = torch.arange(out.size(-1)).type(dtype)
+        return out + offsets
 """
         ),
         Valid(  # a function rebinds the module's type name through `global`: which type it holds is unknown
