@@ -97,9 +97,10 @@ def cuda_type_name(name: str, ctx: "Context") -> bool:
     (the function's, when the function binds it; else the module's, when no function declares it
     `global`) is `name = value` with each alternative of `value` (`alternatives`: the arms of a
     conditional expression) one of torch's tensor types, and some binding's alternative is a
-    `torch.cuda` one: `FloatTensor = torch.cuda.FloatTensor if x.is_cuda else torch.FloatTensor`,
-    or the same in the branches of an `if`.  A parameter, a name an enclosing function binds, any
-    other binding (a loop's target, `global`, an unpacking) or value: unknown, False."""
+    `torch.cuda` one: `FloatTensor = torch.cuda.FloatTensor if x.is_cuda else torch.FloatTensor`.
+    Asked only where the Context does not resolve the name itself (a plain alias it follows binding
+    by binding).  A parameter, a name an enclosing function binds, any other binding (a loop's
+    target, `global`, an unpacking) or value: unknown, False."""
     function = ctx.function_node
     nested = sum(1 for frame in ctx.frames if frame.kind == "function") > 1
     if function is not None and name in local_names(function):
