@@ -4116,3 +4116,50 @@ def test_a_method_a_subclass_of_another_file_overrides_is_no_fresh_helper(projec
     """)
     assert _findings(".") == []
     assert _findings("base.py") == [("base.py", "ML013", 9)]  # alone, base.py knows no override
+
+
+def test_a_parameter_every_caller_gives_a_tensors_type_is_a_typed_parameter(project):
+    # YOLOX's `decode_outputs(outputs, dtype=xin[0].type())`: the grid cast with `.type(dtype)` goes
+    # to the input's device; a method one caller gives a dtype, or a keyword its calls leave off,
+    # is not one (memlint.analysis.type_arguments)
+    from memlint.analysis.summaries import summarize
+    from memlint.pipeline.project import Project
+    from memlint.prescreen import Source
+
+    files = {
+        "head.py": textwrap.dedent("""
+            import torch
+            import torch.nn as nn
+
+            def shift(x, kind):
+                return x + torch.ones(3).type(kind)
+
+            class Head(nn.Module):
+                def forward(self, xs):
+                    out = shift(xs[0], xs[0].type())
+                    return self.decode(out, dtype=xs[0].type()) + self.mixed(out, torch.float32) + self.mixed(out, out.type())
+
+                def decode(self, out, dtype):
+                    return out + torch.arange(4).type(dtype)
+
+                def mixed(self, out, dtype):
+                    return out + torch.arange(4).type(dtype)
+
+                @staticmethod
+                def fixed(out, dtype):
+                    return out + torch.arange(4).type(dtype)
+        """),
+        "use.py": "from head import shift\n\ndef run(x):\n    return shift(x, 'torch.FloatTensor')\n",
+    }
+    paths = [write(project / name, text) for name, text in files.items()]
+    summaries = [summarize(Source(text)) for text in files.values()]
+    assert summaries[0]["functions"]["Head.decode"]["typed"] == [["dtype", 1]]
+    assert summaries[0]["functions"]["shift"]["typed"] == [["kind", 1]]
+    assert "typed" not in summaries[0]["functions"]["Head.fixed"]
+    assert sorted(summaries[0]["functions"]["Head.forward"]["types"]) == [[["n", "shift"], [1], []], [["s", "decode"], [], ["dtype"]], [["s", "mixed"], [1], []]]
+    built = Project(list(zip(paths, files, summaries)))
+    view = built.view(0)
+    assert view.tensor_type_parameter(("method", "Head", "decode"), "dtype")
+    assert not view.tensor_type_parameter(("method", "Head", "mixed"), "dtype")
+    assert not view.tensor_type_parameter(("func", "shift"), "kind")  # use.py passes a host type's name
+    assert view.typed_parameters == frozenset({"Head.decode:dtype"})

@@ -28,7 +28,9 @@ _JOINS = CONCATENATIONS | STACKS
 _MOVING_CASTS = ("type_as",)
 
 # The argument a call moves to a device when it is no `.cuda()` / `.to()` (a project helper that
-# returns its parameter moved: `async_copy_to(x, gpu)`), or None.
+# returns its parameter moved: `async_copy_to(x, gpu)`), or the call's receiver itself for a method
+# that moves it (a cast the caller knows takes it to a device: `z.type(torch.cuda.FloatTensor)`,
+# `z.type(dtype)` with every caller passing `x.type()`), or None.
 MovedBy = Callable[[cst.Call], Optional[cst.BaseExpression]]
 # How many joins a value is followed through to its move (`z` into `a = torch.cat((x, z))`, `a` into
 # `b = torch.cat((a, y))`, ...): each step walks the rest of the block again, so a long chain of
@@ -318,15 +320,22 @@ def _accelerator_arm_move(statement: cst.SimpleStatementLine, name: str, moved_b
 def _move_of(statements: cst.CSTNode, read: cst.Name, moved_by: Optional[MovedBy] = None, resolve: Optional[Resolve] = None):
     """The `read.cuda(...)` / `read.to(...)` / `read.type_as(x)` call among `statements`' calls,
     also through reshapes and casts (`read.view(-1, 1).type_as(x)`), or one `moved_by` says moves
-    `read`, if any (the outermost: calls are collected outside in)."""
+    `read` (or moves its receiver, `read` or a join of it, through reshapes), if any (the
+    outermost: calls are collected outside in)."""
     for call in _calls(statements):
         func = call.func
         if isinstance(func, cst.Attribute) and func.attr.value in _MOVES + _MOVING_CASTS:
             moved = through_reshapes(_unwrapped(func.value, resolve))
             if moved is read or read in _joined_parts(moved, resolve):
                 return call
-        if moved_by is not None and moved_by(call) is read:
-            return call
+        if moved_by is not None:
+            moved = moved_by(call)
+            if moved is read:
+                return call
+            if moved is not None and isinstance(func, cst.Attribute) and moved is func.value:  # a cast that moves its receiver
+                receiver = through_reshapes(_unwrapped(moved, resolve))
+                if receiver is read or read in _joined_parts(receiver, resolve):
+                    return call
     return None
 
 

@@ -22,7 +22,7 @@ from memlint.analysis.walk import code_descendants
 from memlint.analysis.project_facts import moved_argument
 from memlint.analysis.tables import LEGACY_SIZED_CONSTRUCTORS, PER_BATCH_HOOKS
 from memlint.analysis.tuple_returns import raising_tuple_read
-from memlint.analysis.tensor_casts import cuda_type_cast, moving_casts_under, type_as_argument
+from memlint.analysis.tensor_casts import cuda_type_cast, moving_casts_under, type_as_argument, typed_parameter
 from memlint.diagnostics import Severity
 from memlint.pipeline.text import shorten
 from memlint.rule import MARIMO_STAND_IN, Harness, Invalid, Rule, Valid
@@ -203,7 +203,11 @@ class HostThenDevice(Rule):
     dtype); `.to(other)` with an argument that may be a dtype is not reported, nor is a move to the device
     of a tensor its function builds on the host whatever the default device (`src = torch.LongTensor([[1, 2, 3]])`,
     never rebound nor handed on, then `torch.zeros(1, 1).type_as(src)`: a dtype cast, nothing moves). A cast to an
-    accelerator's legacy type, `.type(torch.cuda.FloatTensor)`, is a move to the current GPU (no fix). Code behind an `if` in a loop or a per-step
+    accelerator's legacy type, `.type(torch.cuda.FloatTensor)`, is a move to the current GPU (no fix), also through a
+    name every binding of which is one of torch's tensor types, some a `torch.cuda` one (`Floats = torch.cuda.FloatTensor if x.is_cuda
+    else torch.FloatTensor`, the type a run on the accelerator picks; not a name that may hold a dtype or a host type only); and
+    `.type(dtype)` of a parameter every call of the function gives a tensor's type string (`self.decode(out, dtype=x.type())`:
+    the project pass's `typed_parameters`) is a cast to `x`'s type, as `.type_as(x)`. Code behind an `if` in a loop or a per-step
     function is not reported, unless the `if` only asks whether the accelerator is used
     (`if torch.cuda.is_available():`, `if self.cuda:`, `if use_gpu:`) or chooses among the run's
     configured alternatives (`if args.loss == "hinge":`, its `elif` and `else`: the configuration
@@ -1565,6 +1569,47 @@ for x, y in train_loader:
 """,
             line=3,
             column=12,
+        ),
+        Invalid(  # a local picks the accelerator's tensor type when the input is on it: the cast copies the grid there
+            """
+import torch
+import torch.nn as nn
+class Decoder(nn.Module):
+    def forward(self, x):
+        Floats = torch.cuda.FloatTensor if x.is_cuda else torch.FloatTensor
+        grid = torch.linspace(0, 1, x.size(-1)).repeat(x.size(0), 1).type(Floats)
+        return x + grid
+""",
+            line=6,
+            column=16,
+        ),
+        Invalid(  # every caller passes the input's type string: the cast takes the host grid to the input's device
+            """
+import torch
+import torch.nn as nn
+class Head(nn.Module):
+    def forward(self, feats):
+        out = feats[0].flatten(2)
+        return self.decode(out, dtype=feats[0].type())
+    def decode(self, out, dtype):
+        offsets = torch.arange(out.size(-1)).view(1, 1, -1).type(dtype)
+        return out + offsets
+""",
+            line=8,
+            column=19,
+        ),
+        Invalid(  # a module-level type chosen by the run's device, read in the training loop
+            """
+import torch
+use_gpu = torch.cuda.is_available()
+Floats = torch.cuda.FloatTensor if use_gpu else torch.FloatTensor
+for x, y in train_loader:
+    weight = torch.full((x.size(0), 1), 0.5).type(Floats)
+    loss = criterion(model(x) * weight, y)
+    loss.backward()
+""",
+            line=5,
+            column=14,
         ),
         Invalid(  # arithmetic with a number between the factory and the move (issue 27): noise in [-1, 1)
             """
@@ -4464,6 +4509,87 @@ def demo(model):
     ]
 
     VALID += [
+        Valid(  # every type the local may hold is a host type: the cast changes the dtype, nothing moves
+            """
+import torch
+for x, y in train_loader:
+    Kind = torch.DoubleTensor if x.dtype == torch.float64 else torch.FloatTensor
+    mask = torch.ones(x.size(0), 1).type(Kind)
+    loss = criterion(model(x) * mask, y)
+    loss.backward()
+"""
+        ),
+        Valid(  # a cast to a dtype or to the host's tensor type keeps the tensor on the host
+            """
+import torch
+for x, y in train_loader:
+    mask = torch.ones(x.size(0), 1).type(torch.float32)
+    scale = torch.ones(x.size(0), 1).type(torch.FloatTensor)
+    loss = criterion(model(x) * mask * scale, y)
+    loss.backward()
+"""
+        ),
+        Valid(  # the type is a parameter the callers choose: it may be the host's
+            """
+import torch
+import torch.nn as nn
+class Decoder(nn.Module):
+    def forward(self, x, Kind=torch.cuda.FloatTensor):
+        grid = torch.linspace(0, 1, x.size(-1)).type(Kind)
+        return x + grid
+"""
+        ),
+        Valid(  # one arm of the choice is no tensor type (a dtype read off the input): the cast may not move
+            """
+import torch
+import torch.nn as nn
+class Decoder(nn.Module):
+    def forward(self, x):
+        Kind = torch.cuda.FloatTensor if x.is_cuda else x.dtype
+        grid = torch.linspace(0, 1, x.size(-1)).type(Kind)
+        return x + grid
+"""
+        ),
+        Valid(  # one caller passes a dtype: the parameter may hold no tensor type, and the cast may move nothing
+            """
+import torch
+import torch.nn as nn
+class Head(nn.Module):
+    def forward(self, x):
+        return self.decode(x, torch.float32) + self.decode(x, x.type())
+    def decode(self, out, dtype):
+        offsets = torch.arange(out.size(-1)).type(dtype)
+        return out + offsets
+"""
+        ),
+        Valid(  # the method rebinds the parameter before the cast: not the callers' tensor type
+            """
+import torch
+import torch.nn as nn
+class Head(nn.Module):
+    def forward(self, x):
+        return self.decode(x, x.type())
+    def decode(self, out, dtype):
+        dtype = torch.float64 if out.dtype == torch.float64 else torch.float32
+        offsets = torch.arange(out.size(-1)).type(dtype)
+        return out + offsets
+"""
+        ),
+        Valid(  # a function rebinds the module's type name through `global`: which type it holds is unknown
+            """
+import torch
+Floats = torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTensor
+def to_host():
+    global Floats
+    Floats = pick_type()
+for x, y in train_loader:
+    mask = torch.ones(x.size(0), 1).type(Floats)
+    loss = criterion(model(x) * mask, y)
+    loss.backward()
+"""
+        ),
+    ]
+    VALID += [
         Valid(  # a helper's zeros get labels written in by an in-place method (a one-hot): data, not a fresh host tensor
             """
 import torch
@@ -4673,8 +4799,15 @@ def smooth(model, loader, optimizer, values):
         return self._block_flows(len(self._blocks) - 1).get(id(self._statement), EMPTY)
 
     def _moved_by_helper(self, call: cst.Call) -> Optional[cst.BaseExpression]:
+        """What `call` moves besides `.cuda()` / `.to()` / `.type_as()`: a project helper's argument, or
+        the receiver of a cast to an accelerator's type (`z.type(torch.cuda.FloatTensor)`) or to a
+        parameter every caller gives a tensor's type (`z.type(dtype)`, `typed_parameter`)."""
         found = moved_argument(call, self.ctx)
-        return found[0] if found is not None else None
+        if found is not None:
+            return found[0]
+        if cuda_type_cast(call, self.ctx) or typed_parameter(call, self.ctx) is not None:
+            return call.func.value  # type: ignore[attr-defined]
+        return None
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         key = self.ctx.function_key  # the Context has entered the function already
@@ -4691,6 +4824,8 @@ def smooth(model, loader, optimizer, values):
         func = node.func
         helper = None
         type_as = type_as_argument(node)
+        if type_as is None:
+            type_as = typed_parameter(node, ctx)  # `grid.type(dtype)`, every caller passing `x.type()`: `x`'s type and device
         if isinstance(func, cst.Attribute) and func.attr.value in ("cuda", "to"):
             moved = func.value
             self._cast_before_move.update(map(id, moving_casts_under(moved)))
