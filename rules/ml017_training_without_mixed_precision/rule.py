@@ -13,7 +13,8 @@ from memlint.analysis.frameworks import ignite_engine_run, lightning_fit, torchn
 from memlint.analysis.iteration import optimizer_loop_target
 from memlint.analysis.looped_models import LoopedModels, helper_work, work_at_site
 from memlint.analysis.module_runs import MODULE_MARKERS, run_receivers, runs_module, runs_own_method
-from memlint.analysis.precision_api import LOW_PRECISION_DTYPES, caller_chosen_context, mixed_precision_call
+from memlint.analysis.handed_contexts import Handed, callers_hand_plain, handed_context
+from memlint.analysis.precision_api import LOW_PRECISION_DTYPES, mixed_precision_call
 from memlint.analysis.project_facts import training_work
 from memlint.analysis.tables import BACKWARD_METHODS
 from memlint.analysis.walk import held_as, held_name
@@ -25,6 +26,8 @@ from memlint.rules.ml017_training_without_mixed_precision.meta import META
 _PRECISION_KEYWORDS = frozenset({"mixed_precision", "fp16", "bf16", "precision", "amp", "use_amp", "amp_dtype"})
 _PRECISION_STRING = re.compile(r"(?:16-mixed|bf16|fp16|float16|bfloat16|\bamp\b)", re.I)
 _LOW_PRECISION_METHODS = frozenset({"half", "bfloat16", "autocast"})
+# Evidence of a loop or function: its model runs under a context manager a caller hands in, that may be autocast
+_UNKNOWN_PRECISION = "unknown precision"
 
 
 # Two learner classes whose `train` runs the net, backpropagates and steps (the registry examples).
@@ -1774,10 +1777,20 @@ def train(model, opt, loader):
         self._closure_steps: list[tuple[tuple[cst.FunctionDef, ...], Optional[cst.CSTNode], Optional[tuple], Optional[int]]] = []
         self._looped_models = LoopedModels()  # model runs in a function's own loops
         self._detached_runs: set[int] = set()  # id(call) of `call.detach()`: the run's graph is dropped at once
+        # with-regions over a context manager the function is handed (`with amp_autocast():`), open
+        # now: (the with, its function, what it enters); a model run in one of its own function's
+        # is of unknown precision for the loops and the function around it (memlint.analysis.handed_contexts)
+        self._regions: list[tuple[cst.With, Optional[cst.CSTNode], Handed]] = []
+        # loop ids and function keys with a model run in such a region, the region, and for the run
+        # of a name the file may treat as a module, its entry in `_maybe_model`
+        self._region_runs: list[tuple[tuple, Handed, Optional[int]]] = []
+        self._call_scopes: dict[int, cst.CSTNode] = {}  # id(call) -> the function it is made in
 
     def visit_Call(self, node: cst.Call) -> None:
         ctx = self.ctx
         func = node.func
+        if ctx.function_node is not None:  # (a caller handing a context manager reads its names here)
+            self._call_scopes[id(node)] = ctx.function_node
         if mixed_precision_call(node, ctx):  # autocast, a GradScaler, apex's amp / FP16_Optimizer
             self._mixed = True
         if isinstance(func, cst.Attribute) and func.attr.value in _LOW_PRECISION_METHODS:
@@ -1807,6 +1820,7 @@ def train(model, opt, loader):
                 for loop in ctx.loops:
                     self._loops.setdefault(id(loop), loop)
                 self._maybe_model.append((callees, loops, None if loops else ctx.function_key, None if loops else self._def_id(), ctx.function_chain))
+                self._note_region_run(ctx, maybe=len(self._maybe_model) - 1)
         if not isinstance(func, cst.Attribute):
             return
         method = func.attr.value
@@ -1864,12 +1878,14 @@ def train(model, opt, loader):
             for loop in ctx.loops:
                 self._loops.setdefault(id(loop), loop)
             self._maybe_model.append((names, loops, None, None, ctx.function_chain))
+            self._note_region_run(ctx, maybe=len(self._maybe_model) - 1)
 
     def _note_model(self, ctx, for_closure: bool = True, detached: bool = False) -> None:
         if ctx.grad_mode.records_graph is False:
             # a model run under `torch.no_grad()` saves no activations for backward: autocast has
             # nothing there to shrink (logits computed once, then a temperature fitted to them)
             return
+        self._note_region_run(ctx)
         # the model may run in a loop nested in the training loop (micro-batches): every enclosing one
         for loop in ctx.loops:
             self._note(loop, "model")
@@ -1895,10 +1911,43 @@ def train(model, opt, loader):
         self._loops[id(loop)] = loop
         self._evidence.setdefault(id(loop), set()).add(kind)
 
-    def visit_WithItem(self, node: cst.WithItem) -> None:
-        if not self._mixed and caller_chosen_context(node, self.ctx):
-            # `with amp_autocast():` of a parameter: the caller may hand autocast (precision_api)
-            self._mixed = True
+    def visit_With(self, node: cst.With) -> None:
+        for item in node.items:
+            handed = handed_context(item, self.ctx)
+            if handed is not None:  # `with amp_autocast():` of a parameter: the caller may hand autocast
+                self._regions.append((node, self.ctx.function_node, handed))
+                return
+
+    def leave_With(self, node: cst.With) -> None:
+        if self._regions and self._regions[-1][0] is node:
+            self._regions.pop()
+
+    def _mark_unknown_precision(self, facts) -> None:
+        """The loops and functions whose model runs in a with-region over a handed-in context
+        manager that the file's callers do not all show to be plain: of unknown precision (a
+        function's mark reaches the loops that call it, as its work does)."""
+        plain: dict[int, bool] = {}
+        for marks, handed, maybe in self._region_runs:
+            if maybe is not None and not any(callee in self._module_names for callee in self._maybe_model[maybe][0]):
+                continue  # a name's run: a model's only where the file treats the name as a module
+            known = plain.get(id(handed))
+            if known is None:
+                known = plain[id(handed)] = callers_hand_plain(handed, facts.call_sites.get(handed.key, []), self._call_scopes)
+            if not known:
+                for mark in marks:
+                    self._evidence.setdefault(mark, set()).add(_UNKNOWN_PRECISION)
+
+    def _note_region_run(self, ctx, maybe: Optional[int] = None) -> None:
+        """A model run (or, with `maybe`, the run of a name the file may treat as a module, entry
+        `maybe` of `_maybe_model`) inside a with-region over a handed-in context manager of its own
+        function: its loops and function are of unknown precision, if the region turns out not plain."""
+        if not self._regions:
+            return
+        function = ctx.function_node
+        for _, scope, handed in self._regions:
+            if scope is function:
+                marks = tuple(id(loop) for loop in ctx.loops) + ((ctx.function_key,) if ctx.function_key is not None else ())
+                self._region_runs.append((marks, handed, maybe))
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         if node.attr.value in ("float16", "half", "bfloat16") and self.ctx.resolve(node) in LOW_PRECISION_DTYPES:
@@ -1932,6 +1981,7 @@ def train(model, opt, loader):
         # a model run in a helper's own loop that neither backpropagates nor steps is the helper's
         # work, for a loop that calls it with gradients on (memlint.analysis.looped_models)
         self._looped_models.settle(self._evidence, self._def_evidence, facts)
+        self._mark_unknown_precision(facts)
         closure_work: dict[int, set[str]] = {}  # loop -> what the closures its steps run do
         works: dict[int, set[str]] = {}  # id(the defs a name may hold) -> what every one of them does
         for defs, loop, function, definition in self._closure_steps:
@@ -1986,6 +2036,8 @@ def train(model, opt, loader):
         for key, loop in self._loops.items():
             evidence = self._evidence.get(key, set()) | called_in.get(key, set())
             if {"backward", "step", "model"} <= evidence and not (host_only and "accelerator" not in evidence):
+                if _UNKNOWN_PRECISION in evidence:
+                    continue  # its model runs under a context manager a caller hands in: autocast, maybe
                 self.report(
                     loop,
                     "training loop in full float32 precision: computing activations under "
