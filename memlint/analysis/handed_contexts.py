@@ -11,6 +11,10 @@ Evidence, and its limits:
   not bind it again to something else (`ctx = open(...)`); a fallback that keeps the caller's
   choice (`ctx = ctx or nullcontext()`, `if ctx is None: ctx = ...`) keeps it handed in;
 - the fact is about the with-body only: a rule asks it where the code it cares about runs;
+- the region shows what it enters is no autocast: the body reads an attribute of it
+  (`prof.step()`, `pbar.update(1)`, `log.write(...)`: autocast has no method code calls inside),
+  or it is called with a string that names no device (`timer("forward")`; autocast's first
+  argument is the device type) (`handed_region`);
 - the callers: where this file calls the function and every call hands a context manager known to
   set no precision (`contextlib.nullcontext`, `model.no_sync`, `tqdm(...)`, `open(...)`,
   `torch.no_grad`, a profiler, a lock; a name the caller binds only to such things, or a choice
@@ -49,6 +53,36 @@ class Handed:
         self.function = function
         self.key = key
         self.name = name
+
+
+# Device types autocast's first argument may name (`amp_autocast("cuda")`).
+_DEVICE_TYPES = frozenset({"cuda", "cpu", "xpu", "mps", "hpu", "npu", "xla", "ipu", "mtia", "meta", "privateuseone"})
+
+
+def handed_region(node: cst.With, ctx: "Context") -> Optional[Handed]:
+    """The handed-in context manager a `with` enters (`handed_context`), unless the region shows
+    it is no autocast (an attribute of it read in the body, a call of it with a non-device string)."""
+    for item in node.items:
+        handed = handed_context(item, ctx)
+        if handed is None:
+            continue
+        expr = item.item
+        if type(expr) is cst.Call and any(
+            arg.keyword is None and type(arg.value) is cst.SimpleString and arg.value.evaluated_value not in _DEVICE_TYPES  # type: ignore[attr-defined]
+            for arg in expr.args
+        ):
+            continue  # `with timer("forward"):`
+        if _attribute_read(node.body, handed.name):
+            continue  # `with prof: ... prof.step()`
+        return handed
+    return None
+
+
+def _attribute_read(body: cst.CSTNode, name: str) -> bool:
+    for node, _ in code_with_parents(body):
+        if type(node) is cst.Attribute and type(node.value) is cst.Name and node.value.value == name:  # type: ignore[attr-defined]
+            return True
+    return False
 
 
 def handed_context(item: cst.WithItem, ctx: "Context") -> Optional[Handed]:

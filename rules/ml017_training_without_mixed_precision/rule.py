@@ -13,7 +13,7 @@ from memlint.analysis.frameworks import ignite_engine_run, lightning_fit, torchn
 from memlint.analysis.iteration import optimizer_loop_target
 from memlint.analysis.looped_models import LoopedModels, helper_work, work_at_site
 from memlint.analysis.module_runs import MODULE_MARKERS, run_receivers, runs_module, runs_own_method
-from memlint.analysis.handed_contexts import Handed, callers_hand_plain, handed_context
+from memlint.analysis.handed_contexts import Handed, callers_hand_plain, handed_region
 from memlint.analysis.precision_api import LOW_PRECISION_DTYPES, mixed_precision_call
 from memlint.analysis.project_facts import training_work
 from memlint.analysis.tables import BACKWARD_METHODS
@@ -58,9 +58,11 @@ class TrainingWithoutMixedPrecision(Rule):
     no apex amp (`amp.initialize(model, optimizer, opt_level="O1")`, `amp.scale_loss(loss, optimizer)`,
     `FP16_Optimizer`), and no framework setting for it (`precision="16-mixed"`, `mixed_precision="bf16"`,
     `fp16=True`), and no string naming it (a `--amp` flag: what it selects may be read anywhere,
-    so its name counts, whatever the file does with it), and no context manager the function is handed
-    (`with amp_autocast():` where `amp_autocast` is a parameter: the caller may pass autocast or
-    `suppress` by a flag, so the region's precision is not known). Off by default:
+    so its name counts, whatever the file does with it). A loop whose model runs inside a context
+    manager its function is handed (`with amp_autocast():` where `amp_autocast` is a parameter: the
+    caller may pass autocast or `suppress` by a flag) is of unknown precision and not reported, unless
+    the region shows it is no autocast (`prof.step()` in its body) or the file's own calls of the
+    function all hand a plain one (`model.no_sync`, `nullcontext`, `tqdm(...)`). Off by default:
     select it with `--select ML017` or `extend-select = ["ML017"]`.
 
     A training loop calls backward and an optimizer's `step()` and runs a model with gradients on (a
@@ -210,6 +212,47 @@ def train_one_epoch(model, loader, optimizer, precision_ctx):
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
+"""
+        ),
+        Valid(  # the per-step function runs the forward in the region; its callers are in other files
+            """
+import torch
+def train_step(model, x, optimizer, precision_ctx):
+    with precision_ctx():
+        loss = model(x.cuda()).mean()
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad()
+"""
+        ),
+        Valid(  # a fallback keeps the caller's choice: `ctx = ctx or nullcontext()`
+            """
+import contextlib
+import torch
+def train(model, loader, optimizer, ctx=None):
+    ctx = ctx or contextlib.nullcontext()
+    if ctx is None:
+        ctx = contextlib.nullcontext()
+    for x in loader:
+        with ctx:
+            loss = model(x.cuda()).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+"""
+        ),
+        Valid(  # one caller in the file hands a choice with an unknown alternative: the region stays unknown
+            """
+import contextlib
+import torch
+def step(model, x, optimizer, region):
+    with region():
+        loss = model(x.cuda()).mean()
+    loss.backward()
+    optimizer.step()
+def train(model, loader, optimizer, chosen):
+    for x in loader:
+        step(model, x, optimizer, chosen if chosen else contextlib.nullcontext)
 """
         ),
         Valid(  # a parameter named as a registry dict holds whatever the caller hands: here scorers only
@@ -1061,6 +1104,151 @@ def fit(model, loader, schedulers):
     ]
 
     INVALID = [
+        Invalid(  # a lock handed to a logging helper: no region around the training loop's forward
+            """
+import torch
+def log_value(lock, stream, value):
+    with lock:
+        stream.write(str(value))
+def train(model, loader, optimizer):
+    for x in loader:
+        loss = model(x.cuda()).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+""",
+            line=6,
+            column=5,
+        ),
+        Invalid(  # the handed-in region comes after the forward (a log written after the step; a region after the loop)
+            """
+import torch
+def train(model, loader, optimizer, log_file, region):
+    for x in loader:
+        loss = model(x.cuda()).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        with log_file:
+            pass
+    with region():
+        pass
+""",
+            line=3,
+            column=5,
+        ),
+        Invalid(  # a grad context handed to an evaluation function, and a nested function's and another class's own parameter
+            """
+import torch
+class Saver:
+    def write(self, stream, state):
+        with stream:
+            torch.save(state, stream)
+def evaluate(model, loader, grad_ctx):
+    with grad_ctx():
+        return [model(x.cuda()) for x in loader]
+def train(model, loader, optimizer):
+    def save(handle):
+        with handle:
+            torch.save(model.state_dict(), handle)
+    for x in loader:
+        loss = model(x.cuda()).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    evaluate(model, loader, torch.no_grad)
+    save(open("last.pt", "wb"))
+""",
+            line=13,
+            column=5,
+        ),
+        Invalid(  # the parameter is bound again before the `with`: the function's own file, nothing handed in
+            """
+import torch
+def train(model, loader, optimizer, ctx=None):
+    ctx = open("log.txt", "a")
+    for x in loader:
+        with ctx:
+            loss = model(x.cuda()).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+""",
+            line=4,
+            column=5,
+        ),
+        Invalid(  # the region shows what it enters: a timer called with a label, a profiler stepped in the body
+            """
+import torch
+def train(model, loader, optimizer, timer, prof):
+    with prof:
+        for x in loader:
+            with timer("forward"):
+                loss = model(x.cuda()).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            prof.step()
+""",
+            line=4,
+            column=9,
+        ),
+        Invalid(  # the only caller in the file hands a progress bar: a plain region
+            """
+import torch
+from tqdm import tqdm
+def run_epoch(model, loader, optimizer, bar):
+    with bar:
+        for x in loader:
+            loss = model(x.cuda()).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+def main(model, loader, optimizer):
+    run_epoch(model, loader, optimizer, tqdm(total=len(loader)))
+""",
+            line=5,
+            column=9,
+        ),
+        Invalid(  # the caller picks between `model.no_sync` and `nullcontext` (gradient accumulation): no precision
+            """
+import contextlib
+import torch
+def train_step(model, x, optimizer, sync_context):
+    with sync_context():
+        loss = model(x.cuda()).mean()
+        loss.backward()
+    optimizer.step()
+    optimizer.zero_grad()
+def train(model, loader, optimizer, accumulate=4):
+    for i, x in enumerate(loader):
+        ctx = model.no_sync if (i + 1) % accumulate else contextlib.nullcontext
+        train_step(model, x, optimizer, ctx)
+""",
+            line=10,
+            column=5,
+        ),
+        Invalid(  # `async with` over a parameter elsewhere, and `with` over a starred or indexed one
+            """
+import torch
+async def fetch(sem, queue):
+    async with sem:
+        return await queue.get()
+def other(a, *args, **kwargs):
+    with kwargs:
+        pass
+    with args[0]:
+        pass
+def train(model, loader, optimizer):
+    for x in loader:
+        loss = model(x.cuda()).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+""",
+            line=11,
+            column=5,
+        ),
         Invalid(  # the context manager is the function's own, a nullcontext: nothing the caller may make autocast
             """
 import contextlib
@@ -1912,11 +2100,9 @@ def train(model, opt, loader):
         self._evidence.setdefault(id(loop), set()).add(kind)
 
     def visit_With(self, node: cst.With) -> None:
-        for item in node.items:
-            handed = handed_context(item, self.ctx)
-            if handed is not None:  # `with amp_autocast():` of a parameter: the caller may hand autocast
-                self._regions.append((node, self.ctx.function_node, handed))
-                return
+        handed = handed_region(node, self.ctx)
+        if handed is not None:  # `with amp_autocast():` of a parameter: the caller may hand autocast
+            self._regions.append((node, self.ctx.function_node, handed))
 
     def leave_With(self, node: cst.With) -> None:
         if self._regions and self._regions[-1][0] is node:
