@@ -11,7 +11,7 @@ from memlint.analysis.closures import calls_optimizer_closure, handed_closure
 from memlint.analysis.delegation import modules_handed_to_backpropagated_call
 from memlint.analysis.frameworks import ignite_engine_run, lightning_fit, torchnet_engine_run, trains_unconditionally
 from memlint.analysis.iteration import optimizer_loop_target
-from memlint.analysis.looped_models import LoopedModels, helper_work, work_at_site
+from memlint.analysis.looped_models import LOOPED_MODEL, LoopedModels, helper_work, work_at_site
 from memlint.analysis.module_runs import MODULE_MARKERS, run_receivers, runs_module, runs_own_method
 from memlint.analysis.handed_contexts import Handed, callers_hand_plain, handed_region
 from memlint.analysis.precision_api import LOW_PRECISION_DTYPES, mixed_precision_call
@@ -223,6 +223,20 @@ def train_step(model, x, optimizer, precision_ctx):
     loss.backward()
     optimizer.step()
     optimizer.zero_grad()
+"""
+        ),
+        Valid(  # the region calls a helper of the file that runs the model: its forward is in the region
+            """
+import torch
+def compute_loss(model, x):
+    return model(x.cuda()).mean()
+def train(model, loader, optimizer, amp_autocast):
+    for x in loader:
+        with amp_autocast():
+            loss = compute_loss(model, x)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
 """
         ),
         Valid(  # a fallback keeps the caller's choice: `ctx = ctx or nullcontext()`
@@ -1973,12 +1987,16 @@ def train(model, opt, loader):
         # of a name the file may treat as a module, its entry in `_maybe_model`
         self._region_runs: list[tuple[tuple, Handed, Optional[int]]] = []
         self._call_scopes: dict[int, cst.CSTNode] = {}  # id(call) -> the function it is made in
+        # calls made in such a region (a per-step helper of this file that runs the model): id(call) -> (marks, region)
+        self._region_calls: dict[int, list[tuple[tuple, Handed]]] = {}
 
     def visit_Call(self, node: cst.Call) -> None:
         ctx = self.ctx
         func = node.func
         if ctx.function_node is not None:  # (a caller handing a context manager reads its names here)
             self._call_scopes[id(node)] = ctx.function_node
+            if self._regions:
+                self._note_region_run(ctx, call=node)
         if mixed_precision_call(node, ctx):  # autocast, a GradScaler, apex's amp / FP16_Optimizer
             self._mixed = True
         if isinstance(func, cst.Attribute) and func.attr.value in _LOW_PRECISION_METHODS:
@@ -2113,7 +2131,16 @@ def train(model, opt, loader):
         manager that the file's callers do not all show to be plain: of unknown precision (a
         function's mark reaches the loops that call it, as its work does)."""
         plain: dict[int, bool] = {}
-        for marks, handed, maybe in self._region_runs:
+        runs = list(self._region_runs)
+        if self._region_calls:  # `with amp_autocast(): loss = compute_loss(model, batch)`: the helper's model run
+            helpers = helper_work(self._evidence, facts)
+            for key, sites in facts.call_sites.items():
+                work = helpers.get(key)
+                if work and ("model" in work or LOOPED_MODEL in work):
+                    for site in sites:
+                        for marks, handed in self._region_calls.get(id(site.node), ()):
+                            runs.append((marks, handed, None))
+        for marks, handed, maybe in runs:
             if maybe is not None and not any(callee in self._module_names for callee in self._maybe_model[maybe][0]):
                 continue  # a name's run: a model's only where the file treats the name as a module
             known = plain.get(id(handed))
@@ -2123,17 +2150,21 @@ def train(model, opt, loader):
                 for mark in marks:
                     self._evidence.setdefault(mark, set()).add(_UNKNOWN_PRECISION)
 
-    def _note_region_run(self, ctx, maybe: Optional[int] = None) -> None:
+    def _note_region_run(self, ctx, maybe: Optional[int] = None, call: Optional[cst.Call] = None) -> None:
         """A model run (or, with `maybe`, the run of a name the file may treat as a module, entry
-        `maybe` of `_maybe_model`) inside a with-region over a handed-in context manager of its own
-        function: its loops and function are of unknown precision, if the region turns out not plain."""
+        `maybe` of `_maybe_model`; with `call`, a call that may reach a helper of this file that
+        runs one) inside a with-region over a handed-in context manager of its own function: its
+        loops and function are of unknown precision, if the region turns out not plain."""
         if not self._regions:
             return
         function = ctx.function_node
         for _, scope, handed in self._regions:
             if scope is function:
                 marks = tuple(id(loop) for loop in ctx.loops) + ((ctx.function_key,) if ctx.function_key is not None else ())
-                self._region_runs.append((marks, handed, maybe))
+                if call is not None:
+                    self._region_calls.setdefault(id(call), []).append((marks, handed))
+                else:
+                    self._region_runs.append((marks, handed, maybe))
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         if node.attr.value in ("float16", "half", "bfloat16") and self.ctx.resolve(node) in LOW_PRECISION_DTYPES:
