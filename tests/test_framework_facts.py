@@ -10,7 +10,7 @@ from typing import Callable
 
 import libcst as cst
 
-from memlint.analysis import frameworks, outputs, precision_api
+from memlint.analysis import frameworks, handed_contexts, outputs, precision_api
 from memlint.analysis.context import Context
 from memlint.pipeline.traversal import Traversal
 
@@ -375,12 +375,110 @@ def test_a_context_manager_the_caller_hands_in_is_of_unknown_precision() -> None
 
     Traversal(ctx, [Asker()]).walk(module)  # type: ignore[list-item]
     # a parameter of the function around it (the enclosing one's, for a nested function that has not bound
-    # the name; one the function rebinds too, maybe only when None) may be autocast; a module-level name, a
-    # local of a nested function and a class attribute are not handed in
+    # the name) may be autocast; one the function binds again (`timer = nullcontext()`), a module-level
+    # name, a local of a nested function and a class attribute are not handed in
     assert answers == [
-        ("amp_autocast()", True), ("region", True), ("amp_ctx()", False), ("timer", True),
+        ("amp_autocast()", True), ("region", True), ("amp_ctx()", False), ("timer", False),
         ("amp_autocast()", True), ("amp_autocast()", False), ("amp_autocast()", False),
     ]  # fmt: skip
+
+
+def test_a_handed_in_context_manager_kept_by_a_fallback_and_shown_by_its_region() -> None:
+    text = textwrap.dedent(
+        """
+        import contextlib
+        def kept(model, x, a=None, b=None, c=None):
+            a = a or contextlib.nullcontext()
+            if b is None:
+                b = contextlib.nullcontext()
+            with a:
+                model(x)
+            with b:
+                model(x)
+            for c in range(2):
+                with c:
+                    model(x)
+        def shown(model, x, timer, prof, amp_autocast):
+            with timer("forward"):
+                model(x)
+            with prof:
+                model(x)
+                prof.step()
+            with amp_autocast("cuda"):
+                model(x)
+        """
+    )
+    module = cst.parse_module(text)
+    ctx = Context(module, None, text)
+    answers: list[tuple[str, bool]] = []
+
+    class Asker:
+        def visit_With(self, node: cst.With) -> None:
+            answers.append((module.code_for_node(node.items[0].item), handed_contexts.handed_region(node, ctx) is not None))
+
+    Traversal(ctx, [Asker()]).walk(module)  # type: ignore[list-item]
+    # a fallback keeps the caller's choice (`x = x or ...`, `if x is None: x = ...`); a loop target is
+    # the function's own; a timer called with a label and a profiler stepped in the body are no autocast
+    assert answers == [
+        ("a", True), ("b", True), ("c", False),
+        ('timer("forward")', False), ("prof", False), ('amp_autocast("cuda")', True),
+    ]  # fmt: skip
+
+
+def test_callers_in_the_file_that_all_hand_a_plain_context_make_the_region_plain() -> None:
+    text = textwrap.dedent(
+        """
+        import contextlib
+        import torch
+        from tqdm import tqdm
+        def step(model, x, ctx):
+            with ctx():
+                model(x)
+        def bar_epoch(model, loader, bar):
+            with bar:
+                model(loader)
+        def amp_epoch(model, x, region):
+            with region():
+                model(x)
+        def unseen(model, x, region):
+            with region():
+                model(x)
+        class Runner:
+            def run(self, model, x, ctx):
+                with ctx():
+                    model(x)
+        def main(model, loader, flag, chosen):
+            for i, x in enumerate(loader):
+                sync = model.no_sync if i % 2 else contextlib.nullcontext
+                step(model, x, sync)
+                step(model, x, ctx=torch.no_grad)
+                amp_epoch(model, x, torch.autocast if flag else contextlib.nullcontext)
+                amp_epoch(model, x, contextlib.nullcontext)
+                Runner().run(model, x, chosen)
+            bar_epoch(model, loader, tqdm(total=3))
+        """
+    )
+    module = cst.parse_module(text)
+    ctx = Context(module, None, text)
+    regions: list[tuple[str, handed_contexts.Handed]] = []
+    scopes: dict[int, cst.CSTNode] = {}
+
+    class Asker:
+        def visit_With(self, node: cst.With) -> None:
+            handed = handed_contexts.handed_region(node, ctx)
+            if handed is not None:
+                regions.append((handed.name, handed))
+
+        def visit_Call(self, node: cst.Call) -> None:
+            if ctx.function_node is not None:
+                scopes[id(node)] = ctx.function_node
+
+    Traversal(ctx, [Asker()]).walk(module)  # type: ignore[list-item]
+    facts = ctx.facts()
+    answers = [(name, handed_contexts.callers_hand_plain(h, facts.call_sites.get(h.key, []), scopes)) for name, h in regions]
+    # no_sync or nullcontext (by a name the caller binds), no_grad, a progress bar: plain; a choice that
+    # may be autocast, no caller in the file, an argument not known: unknown
+    assert answers == [("ctx", True), ("bar", True), ("region", False), ("region", False), ("ctx", False)]
 
 
 def test_rows_of_a_model_output_used_as_tensors_are_outputs() -> None:

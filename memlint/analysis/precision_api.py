@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 
+from memlint.analysis.handed_contexts import handed_context
 from memlint.analysis.tables import ADAM_CLASSES, RETAIN_GRAPH_KEYWORDS
 
 if TYPE_CHECKING:
@@ -184,28 +185,10 @@ def mixed_precision_call(call: cst.Call, ctx: "Context") -> bool:
 
 
 def caller_chosen_context(item: cst.WithItem, ctx: "Context") -> bool:
-    """Whether the `with` item enters a context manager its function is handed: `with amp_autocast():`
-    or `with precision_ctx:` where the name is a parameter of the function around it (in the
-    innermost scope that binds it). The caller picks it, and a common choice is autocast or
-    nullcontext by a flag (`amp_autocast = torch.cuda.amp.autocast if args.amp else suppress`,
-    passed to `train_one_epoch(..., amp_autocast)`): the region's precision is not known here, so
-    a rule asking whether the code trains in full float32 must not say it does. (Following the
-    parameter to its callers' arguments could only prove a plain context and add a finding; it is
-    not done: unknown stays unknown.)"""
-    expr = item.item
-    if type(expr) is cst.Call:
-        expr = expr.func
-    if type(expr) is not cst.Name:
-        return False
-    name = expr.value
-    for frame in reversed(ctx.frames):
-        if frame.kind == "class":
-            continue
-        if name in frame.params:  # type: ignore[attr-defined]
-            return frame.kind == "function"
-        if name in frame.names:  # type: ignore[attr-defined]
-            return False
-    return False
+    """Whether the `with` item enters a context manager its function is handed and keeps
+    (`with amp_autocast():` of a parameter; memlint.analysis.handed_contexts): what its body runs
+    is at a precision not known here, unless the file's callers all hand a plain one."""
+    return handed_context(item, ctx) is not None
 
 
 def _framework_object(receiver: cst.BaseExpression, ctx: "Context") -> bool:

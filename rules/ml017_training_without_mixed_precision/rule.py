@@ -11,9 +11,10 @@ from memlint.analysis.closures import calls_optimizer_closure, handed_closure
 from memlint.analysis.delegation import modules_handed_to_backpropagated_call
 from memlint.analysis.frameworks import ignite_engine_run, lightning_fit, torchnet_engine_run, trains_unconditionally
 from memlint.analysis.iteration import optimizer_loop_target
-from memlint.analysis.looped_models import LoopedModels, helper_work, work_at_site
+from memlint.analysis.looped_models import LOOPED_MODEL, LoopedModels, helper_work, work_at_site
 from memlint.analysis.module_runs import MODULE_MARKERS, run_receivers, runs_module, runs_own_method
-from memlint.analysis.precision_api import LOW_PRECISION_DTYPES, caller_chosen_context, mixed_precision_call
+from memlint.analysis.handed_contexts import Handed, callers_hand_plain, handed_region
+from memlint.analysis.precision_api import LOW_PRECISION_DTYPES, mixed_precision_call
 from memlint.analysis.project_facts import training_work
 from memlint.analysis.tables import BACKWARD_METHODS
 from memlint.analysis.walk import held_as, held_name
@@ -25,6 +26,8 @@ from memlint.rules.ml017_training_without_mixed_precision.meta import META
 _PRECISION_KEYWORDS = frozenset({"mixed_precision", "fp16", "bf16", "precision", "amp", "use_amp", "amp_dtype"})
 _PRECISION_STRING = re.compile(r"(?:16-mixed|bf16|fp16|float16|bfloat16|\bamp\b)", re.I)
 _LOW_PRECISION_METHODS = frozenset({"half", "bfloat16", "autocast"})
+# Evidence of a loop or function: its model runs under a context manager a caller hands in, that may be autocast
+_UNKNOWN_PRECISION = "unknown precision"
 
 
 # Two learner classes whose `train` runs the net, backpropagates and steps (the registry examples).
@@ -55,9 +58,11 @@ class TrainingWithoutMixedPrecision(Rule):
     no apex amp (`amp.initialize(model, optimizer, opt_level="O1")`, `amp.scale_loss(loss, optimizer)`,
     `FP16_Optimizer`), and no framework setting for it (`precision="16-mixed"`, `mixed_precision="bf16"`,
     `fp16=True`), and no string naming it (a `--amp` flag: what it selects may be read anywhere,
-    so its name counts, whatever the file does with it), and no context manager the function is handed
-    (`with amp_autocast():` where `amp_autocast` is a parameter: the caller may pass autocast or
-    `suppress` by a flag, so the region's precision is not known). Off by default:
+    so its name counts, whatever the file does with it). A loop whose model runs inside a context
+    manager its function is handed (`with amp_autocast():` where `amp_autocast` is a parameter: the
+    caller may pass autocast or `suppress` by a flag) is of unknown precision and not reported, unless
+    the region shows it is no autocast (`prof.step()` in its body) or the file's own calls of the
+    function all hand a plain one (`model.no_sync`, `nullcontext`, `tqdm(...)`). Off by default:
     select it with `--select ML017` or `extend-select = ["ML017"]`.
 
     A training loop calls backward and an optimizer's `step()` and runs a model with gradients on (a
@@ -207,6 +212,61 @@ def train_one_epoch(model, loader, optimizer, precision_ctx):
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
+"""
+        ),
+        Valid(  # the per-step function runs the forward in the region; its callers are in other files
+            """
+import torch
+def train_step(model, x, optimizer, precision_ctx):
+    with precision_ctx():
+        loss = model(x.cuda()).mean()
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad()
+"""
+        ),
+        Valid(  # the region calls a helper of the file that runs the model: its forward is in the region
+            """
+import torch
+def compute_loss(model, x):
+    return model(x.cuda()).mean()
+def train(model, loader, optimizer, amp_autocast):
+    for x in loader:
+        with amp_autocast():
+            loss = compute_loss(model, x)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+"""
+        ),
+        Valid(  # a fallback keeps the caller's choice: `ctx = ctx or nullcontext()`
+            """
+import contextlib
+import torch
+def train(model, loader, optimizer, ctx=None):
+    ctx = ctx or contextlib.nullcontext()
+    if ctx is None:
+        ctx = contextlib.nullcontext()
+    for x in loader:
+        with ctx:
+            loss = model(x.cuda()).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+"""
+        ),
+        Valid(  # one caller in the file hands a choice with an unknown alternative: the region stays unknown
+            """
+import contextlib
+import torch
+def step(model, x, optimizer, region):
+    with region():
+        loss = model(x.cuda()).mean()
+    loss.backward()
+    optimizer.step()
+def train(model, loader, optimizer, chosen):
+    for x in loader:
+        step(model, x, optimizer, chosen if chosen else contextlib.nullcontext)
 """
         ),
         Valid(  # a parameter named as a registry dict holds whatever the caller hands: here scorers only
@@ -1058,6 +1118,151 @@ def fit(model, loader, schedulers):
     ]
 
     INVALID = [
+        Invalid(  # a lock handed to a logging helper: no region around the training loop's forward
+            """
+import torch
+def log_value(lock, stream, value):
+    with lock:
+        stream.write(str(value))
+def train(model, loader, optimizer):
+    for x in loader:
+        loss = model(x.cuda()).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+""",
+            line=6,
+            column=5,
+        ),
+        Invalid(  # the handed-in region comes after the forward (a log written after the step; a region after the loop)
+            """
+import torch
+def train(model, loader, optimizer, log_file, region):
+    for x in loader:
+        loss = model(x.cuda()).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        with log_file:
+            pass
+    with region():
+        pass
+""",
+            line=3,
+            column=5,
+        ),
+        Invalid(  # a grad context handed to an evaluation function, and a nested function's and another class's own parameter
+            """
+import torch
+class Saver:
+    def write(self, stream, state):
+        with stream:
+            torch.save(state, stream)
+def evaluate(model, loader, grad_ctx):
+    with grad_ctx():
+        return [model(x.cuda()) for x in loader]
+def train(model, loader, optimizer):
+    def save(handle):
+        with handle:
+            torch.save(model.state_dict(), handle)
+    for x in loader:
+        loss = model(x.cuda()).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    evaluate(model, loader, torch.no_grad)
+    save(open("last.pt", "wb"))
+""",
+            line=13,
+            column=5,
+        ),
+        Invalid(  # the parameter is bound again before the `with`: the function's own file, nothing handed in
+            """
+import torch
+def train(model, loader, optimizer, ctx=None):
+    ctx = open("log.txt", "a")
+    for x in loader:
+        with ctx:
+            loss = model(x.cuda()).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+""",
+            line=4,
+            column=5,
+        ),
+        Invalid(  # the region shows what it enters: a timer called with a label, a profiler stepped in the body
+            """
+import torch
+def train(model, loader, optimizer, timer, prof):
+    with prof:
+        for x in loader:
+            with timer("forward"):
+                loss = model(x.cuda()).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            prof.step()
+""",
+            line=4,
+            column=9,
+        ),
+        Invalid(  # the only caller in the file hands a progress bar: a plain region
+            """
+import torch
+from tqdm import tqdm
+def run_epoch(model, loader, optimizer, bar):
+    with bar:
+        for x in loader:
+            loss = model(x.cuda()).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+def main(model, loader, optimizer):
+    run_epoch(model, loader, optimizer, tqdm(total=len(loader)))
+""",
+            line=5,
+            column=9,
+        ),
+        Invalid(  # the caller picks between `model.no_sync` and `nullcontext` (gradient accumulation): no precision
+            """
+import contextlib
+import torch
+def train_step(model, x, optimizer, sync_context):
+    with sync_context():
+        loss = model(x.cuda()).mean()
+        loss.backward()
+    optimizer.step()
+    optimizer.zero_grad()
+def train(model, loader, optimizer, accumulate=4):
+    for i, x in enumerate(loader):
+        ctx = model.no_sync if (i + 1) % accumulate else contextlib.nullcontext
+        train_step(model, x, optimizer, ctx)
+""",
+            line=10,
+            column=5,
+        ),
+        Invalid(  # `async with` over a parameter elsewhere, and `with` over a starred or indexed one
+            """
+import torch
+async def fetch(sem, queue):
+    async with sem:
+        return await queue.get()
+def other(a, *args, **kwargs):
+    with kwargs:
+        pass
+    with args[0]:
+        pass
+def train(model, loader, optimizer):
+    for x in loader:
+        loss = model(x.cuda()).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+""",
+            line=11,
+            column=5,
+        ),
         Invalid(  # the context manager is the function's own, a nullcontext: nothing the caller may make autocast
             """
 import contextlib
@@ -1774,10 +1979,24 @@ def train(model, opt, loader):
         self._closure_steps: list[tuple[tuple[cst.FunctionDef, ...], Optional[cst.CSTNode], Optional[tuple], Optional[int]]] = []
         self._looped_models = LoopedModels()  # model runs in a function's own loops
         self._detached_runs: set[int] = set()  # id(call) of `call.detach()`: the run's graph is dropped at once
+        # with-regions over a context manager the function is handed (`with amp_autocast():`), open
+        # now: (the with, its function, what it enters); a model run in one of its own function's
+        # is of unknown precision for the loops and the function around it (memlint.analysis.handed_contexts)
+        self._regions: list[tuple[cst.With, Optional[cst.CSTNode], Handed]] = []
+        # loop ids and function keys with a model run in such a region, the region, and for the run
+        # of a name the file may treat as a module, its entry in `_maybe_model`
+        self._region_runs: list[tuple[tuple, Handed, Optional[int]]] = []
+        self._call_scopes: dict[int, cst.CSTNode] = {}  # id(call) -> the function it is made in
+        # calls made in such a region (a per-step helper of this file that runs the model): id(call) -> (marks, region)
+        self._region_calls: dict[int, list[tuple[tuple, Handed]]] = {}
 
     def visit_Call(self, node: cst.Call) -> None:
         ctx = self.ctx
         func = node.func
+        if ctx.function_node is not None:  # (a caller handing a context manager reads its names here)
+            self._call_scopes[id(node)] = ctx.function_node
+            if self._regions:
+                self._note_region_run(ctx, call=node)
         if mixed_precision_call(node, ctx):  # autocast, a GradScaler, apex's amp / FP16_Optimizer
             self._mixed = True
         if isinstance(func, cst.Attribute) and func.attr.value in _LOW_PRECISION_METHODS:
@@ -1807,6 +2026,7 @@ def train(model, opt, loader):
                 for loop in ctx.loops:
                     self._loops.setdefault(id(loop), loop)
                 self._maybe_model.append((callees, loops, None if loops else ctx.function_key, None if loops else self._def_id(), ctx.function_chain))
+                self._note_region_run(ctx, maybe=len(self._maybe_model) - 1)
         if not isinstance(func, cst.Attribute):
             return
         method = func.attr.value
@@ -1864,12 +2084,14 @@ def train(model, opt, loader):
             for loop in ctx.loops:
                 self._loops.setdefault(id(loop), loop)
             self._maybe_model.append((names, loops, None, None, ctx.function_chain))
+            self._note_region_run(ctx, maybe=len(self._maybe_model) - 1)
 
     def _note_model(self, ctx, for_closure: bool = True, detached: bool = False) -> None:
         if ctx.grad_mode.records_graph is False:
             # a model run under `torch.no_grad()` saves no activations for backward: autocast has
             # nothing there to shrink (logits computed once, then a temperature fitted to them)
             return
+        self._note_region_run(ctx)
         # the model may run in a loop nested in the training loop (micro-batches): every enclosing one
         for loop in ctx.loops:
             self._note(loop, "model")
@@ -1895,10 +2117,54 @@ def train(model, opt, loader):
         self._loops[id(loop)] = loop
         self._evidence.setdefault(id(loop), set()).add(kind)
 
-    def visit_WithItem(self, node: cst.WithItem) -> None:
-        if not self._mixed and caller_chosen_context(node, self.ctx):
-            # `with amp_autocast():` of a parameter: the caller may hand autocast (precision_api)
-            self._mixed = True
+    def visit_With(self, node: cst.With) -> None:
+        handed = handed_region(node, self.ctx)
+        if handed is not None:  # `with amp_autocast():` of a parameter: the caller may hand autocast
+            self._regions.append((node, self.ctx.function_node, handed))
+
+    def leave_With(self, node: cst.With) -> None:
+        if self._regions and self._regions[-1][0] is node:
+            self._regions.pop()
+
+    def _mark_unknown_precision(self, facts) -> None:
+        """The loops and functions whose model runs in a with-region over a handed-in context
+        manager that the file's callers do not all show to be plain: of unknown precision (a
+        function's mark reaches the loops that call it, as its work does)."""
+        plain: dict[int, bool] = {}
+        runs = list(self._region_runs)
+        if self._region_calls:  # `with amp_autocast(): loss = compute_loss(model, batch)`: the helper's model run
+            helpers = helper_work(self._evidence, facts)
+            for key, sites in facts.call_sites.items():
+                work = helpers.get(key)
+                if work and ("model" in work or LOOPED_MODEL in work):
+                    for site in sites:
+                        for marks, handed in self._region_calls.get(id(site.node), ()):
+                            runs.append((marks, handed, None))
+        for marks, handed, maybe in runs:
+            if maybe is not None and not any(callee in self._module_names for callee in self._maybe_model[maybe][0]):
+                continue  # a name's run: a model's only where the file treats the name as a module
+            known = plain.get(id(handed))
+            if known is None:
+                known = plain[id(handed)] = callers_hand_plain(handed, facts.call_sites.get(handed.key, []), self._call_scopes)
+            if not known:
+                for mark in marks:
+                    self._evidence.setdefault(mark, set()).add(_UNKNOWN_PRECISION)
+
+    def _note_region_run(self, ctx, maybe: Optional[int] = None, call: Optional[cst.Call] = None) -> None:
+        """A model run (or, with `maybe`, the run of a name the file may treat as a module, entry
+        `maybe` of `_maybe_model`; with `call`, a call that may reach a helper of this file that
+        runs one) inside a with-region over a handed-in context manager of its own function: its
+        loops and function are of unknown precision, if the region turns out not plain."""
+        if not self._regions:
+            return
+        function = ctx.function_node
+        for _, scope, handed in self._regions:
+            if scope is function:
+                marks = tuple(id(loop) for loop in ctx.loops) + ((ctx.function_key,) if ctx.function_key is not None else ())
+                if call is not None:
+                    self._region_calls.setdefault(id(call), []).append((marks, handed))
+                else:
+                    self._region_runs.append((marks, handed, maybe))
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         if node.attr.value in ("float16", "half", "bfloat16") and self.ctx.resolve(node) in LOW_PRECISION_DTYPES:
@@ -1932,6 +2198,7 @@ def train(model, opt, loader):
         # a model run in a helper's own loop that neither backpropagates nor steps is the helper's
         # work, for a loop that calls it with gradients on (memlint.analysis.looped_models)
         self._looped_models.settle(self._evidence, self._def_evidence, facts)
+        self._mark_unknown_precision(facts)
         closure_work: dict[int, set[str]] = {}  # loop -> what the closures its steps run do
         works: dict[int, set[str]] = {}  # id(the defs a name may hold) -> what every one of them does
         for defs, loop, function, definition in self._closure_steps:
@@ -1986,6 +2253,8 @@ def train(model, opt, loader):
         for key, loop in self._loops.items():
             evidence = self._evidence.get(key, set()) | called_in.get(key, set())
             if {"backward", "step", "model"} <= evidence and not (host_only and "accelerator" not in evidence):
+                if _UNKNOWN_PRECISION in evidence:
+                    continue  # its model runs under a context manager a caller hands in: autocast, maybe
                 self.report(
                     loop,
                     "training loop in full float32 precision: computing activations under "
