@@ -198,7 +198,7 @@ class FreshValues:
         func = value.func if type(value) is cst.Call else None  # type: ignore[attr-defined]
         reshaped = _reshaped_temporary(func) if func is not None else None
         if reshaped is not None:
-            return f"{self.described(func.value)}, reshaped by `.{reshaped}`"  # type: ignore[union-attr]
+            return _reshaped_by(self.described(func.value), reshaped)  # type: ignore[union-attr]
         if type(func) is cst.Name and type(self.function) is cst.FunctionDef and func.value not in _CALLABLE_BUILTINS:  # type: ignore[attr-defined]
             element = element_list(self.function, func.value, value)  # type: ignore[attr-defined]
             if element is not None:
@@ -263,7 +263,7 @@ def described(value: cst.BaseExpression) -> str:
     func = value.func  # type: ignore[attr-defined]
     reshaped = _reshaped_temporary(func)
     if reshaped is not None:  # fresh() accepted it: its receiver is fresh
-        return f"{described(func.value)}, reshaped by `.{reshaped}`"  # type: ignore[attr-defined]
+        return _reshaped_by(described(func.value), reshaped)  # type: ignore[attr-defined]
     if self_attr(func) is None and type(func) not in (cst.Subscript, cst.Name):  # `torch.cat(...)`, `F.gelu(...)`, `utils.batch_norm(...)`
         return f"the fresh result of `{cst.Module([]).code_for_node(func)}`"
     if type(func) is cst.Subscript:
@@ -272,6 +272,12 @@ def described(value: cst.BaseExpression) -> str:
     if type(func) is cst.Name:  # a function of the project (FreshValues.described tells a ModuleList's layer)
         return f"the fresh result of `{func.value}`"  # type: ignore[attr-defined]
     return f"the fresh output of `self.{self_attr(func)}`"
+
+
+def _reshaped_by(inner: str, method: str) -> str:
+    """A message's name of a reshaped value, a chain of one method said once (`.view(-1).view(n, c)`)."""
+    said = f", reshaped by `.{method}`"
+    return inner if inner.endswith(said) else inner + said
 
 
 # Receivers whose value no name holds: a reshape of one is fresh where it is.

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Mapping, Optional
 import libcst as cst
 
 from memlint.analysis import tables
-from memlint.analysis.tables import FRESH_RESULT_FUNCTIONS, FRESH_RESULT_METHODS
+from memlint.analysis.tables import FRESH_RESULT_FUNCTIONS, FRESH_RESULT_METHODS, einsum_of_operands
 from memlint.analysis.activations import inplace_argument
 
 if TYPE_CHECKING:
@@ -150,6 +150,8 @@ def makes_fresh_tensor(expr: cst.BaseExpression, ctx: "Context") -> bool:
     if qualified is None:
         return _fresh_method_result(expr.func)
     module, _, name = qualified.rpartition(".")
+    if name == "einsum" and not einsum_of_operands(len(expr.args), any(a.star for a in expr.args)):
+        return False
     return module in ("torch", "torch.nn.functional") and name in FRESH_RESULT_FUNCTIONS
 
 

@@ -114,6 +114,7 @@ from memlint.analysis.shared_branches_ast import done_in_every_branch_ast
 
 # The summary format's version: summaries written under another are not read (`_require` below).
 # A bump adds one line to the top of this history, newest first (a merge of two bumps gets its own).
+# 60: `unsaved` through torch.einsum only with two operands or more (one may return a view of it)
 # 59: the 58 (two 57s merged) and another 57 merged
 # 58: the two 57s merged
 # 57: `unsaved` also through torch.addcmul / addmm / mul / div / einsum / where / F.interpolate ... (tables.FRESH_RESULT_FUNCTIONS grew)
@@ -236,7 +237,7 @@ from memlint.analysis.shared_branches_ast import done_in_every_branch_ast
 # 4: `updates`, `moves`
 # 3: `host`, a file that never mentions an accelerator
 # 2: `stars`, the modules a file star-imports
-FORMAT = 59
+FORMAT = 60
 
 EMPTY_CACHE = frozenset(
     {"torch.cuda.empty_cache", "torch.cuda.memory.empty_cache", "torch.mps.empty_cache",
@@ -2938,6 +2939,8 @@ def _unsaved_result(value: Optional[ast.expr], qualify: Callable[[Optional[str]]
         return False
     qualified = qualify(dotted(value.func))  # type: ignore[union-attr]
     module, _, name = (qualified or "").rpartition(".")
+    if name == "einsum" and not tables.einsum_of_operands(len(value.args), False):  # type: ignore[union-attr]
+        return False
     return module in ("torch", "torch.nn.functional") and name in tables.FRESH_RESULT_FUNCTIONS
 
 

@@ -350,7 +350,7 @@ GATHERING_METHODS = frozenset({"gather", "gather_for_metrics", "all_gather", "pa
 # `x * y`, no function.
 # Also the ops of that kind the KEEPS_* tables do not name (their backward keeps some operands, not
 # all, or only sizes): the fused multiply-adds (`torch.addcmul(shift, x, scale)` keeps `x` and
-# `scale`, never its result), `torch.mul` / `torch.div` / `torch.einsum`, `torch.lerp` / `torch.where`
+# `scale`, never its result), `torch.mul` / `torch.div` / `torch.einsum` (of two operands or more: `einsum_of_operands`), `torch.lerp` / `torch.where`
 # / `torch.stack`, and the layers' functions `F.conv_transpose*d`, `F.bilinear`, `F.embedding`,
 # `F.interpolate`, `F.pad`, `F.normalize`, `F.adaptive_avg_pool*d` (each checked with PyTorch 2.13:
 # a new tensor, no saved tensor shares its storage, and `F.silu(..., inplace=True)` on it gives the
@@ -364,6 +364,13 @@ FRESH_RESULT_FUNCTIONS = frozenset(
      "stack", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "bilinear", "embedding", "interpolate",
      "pad", "normalize", "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d"}
 )  # fmt: skip
+
+
+def einsum_of_operands(positional: int, starred: bool) -> bool:
+    """`torch.einsum(equation, a, b, ...)` with two operands or more, written out: a product, a new
+    tensor.  With one operand (`"bchw->bhwc"`, `"ii->i"`) einsum may return a view of it (checked with
+    PyTorch 2.13): an activation in place would write into the operand."""
+    return positional >= 3 and not starred
 
 
 # Tensor methods with the same property (`h.div(rowsum)`, `g.ndata["h"].sum(1)`, `a.mm(b)`): out of

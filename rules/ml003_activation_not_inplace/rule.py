@@ -392,6 +392,19 @@ class ActivationNotInplace(Rule):
     fix_safety = "mixed"  # unsafe for ELU, CELU, SELU and a slope that is not a literal
 
     VALID = [
+        Valid(  # einsum of one operand may return a view of it ("bnc->bcn" permutes): in place would write into the tanh output autograd keeps
+            """
+import torch
+import torch.nn.functional as F
+from torch import nn
+class Mix(nn.Module):
+    def forward(self, x):
+        h = torch.tanh(x)
+        h = torch.einsum("bnc->bcn", h)
+        return F.silu(h)
+""",
+            config=_EXACT,
+        ),
         Valid(  # a view of a sigmoid's output: autograd keeps that output for the sigmoid's backward, so it is not fresh
             """
 import torch
@@ -4061,6 +4074,35 @@ class Match(nn.Module):
         return h
 """,
             harness=_runs("Match()", "2, 3, 6"),
+        ),
+        Invalid(  # einsum of two operands is a product, a new tensor its backward never reads (it keeps the operands)
+            """
+import torch
+import torch.nn.functional as F
+from torch import nn
+class Attend(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Parameter(torch.randn(3, 4))
+    def forward(self, x):
+        return F.leaky_relu(torch.einsum("bnc,hc->bnh", x, self.a), 0.2)
+""",
+            line=9,
+            column=16,
+            config=_EXACT,
+            message="on the fresh result of `torch.einsum`",
+            fixed="""
+import torch
+import torch.nn.functional as F
+from torch import nn
+class Attend(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Parameter(torch.randn(3, 4))
+    def forward(self, x):
+        return F.leaky_relu(torch.einsum("bnc,hc->bnh", x, self.a), 0.2, inplace=True)
+""",
+            harness=_runs("Attend()", "2, 5, 4"),
         ),
         Invalid(  # `torch.addcmul`'s result is a new tensor its backward never reads (it keeps the two factors): an activation may overwrite it (edm's UNet block; issue 27, the twenty-second part)
             """
