@@ -67,7 +67,10 @@ class DeprecatedAmpApi(Rule):
     name (`amp_cm = autocast if args.amp else contextlib.nullcontext`), passed as an argument or
     returned (not when only tested with `isinstance`). Such a class assigned to a name is reported
     once, where it is assigned: a later call or use of that name (`with amp_cm():`,
-    `train(amp_cm)`) writes nothing deprecated again. A name imported in a `try` whose `except` only
+    `train(amp_cm)`) writes nothing deprecated again. Where the assignment is not reported (in an
+    `except` or behind a version check), the calls through the name are, unless the same scope also
+    binds the name to the current class (`try: amp_cm = torch.amp.autocast` / `except
+    AttributeError: amp_cm = torch.cuda.amp.autocast`: a real fallback). A name imported in a `try` whose `except` only
     defines a stand-in for old PyTorch (`except: class GradScaler: ...`) is the deprecated class: the
     import is what current PyTorch runs. A project's own `autocast` is never reported, nor is a call that
     is a compatibility fallback for old PyTorch: behind a version check
