@@ -242,7 +242,7 @@ def test_the_project_pass_takes_no_loop_over_runs_for_a_step_loop() -> None:
         # a walk over a dataset's items that runs the model on each one: one sample per iteration
         ("def val(model, dataset):\n    for idx in range(len(dataset)):\n        val_data = dataset[idx]\n        model(val_data)\n", "step"),
         # through a method of the class whose own body runs the network (the item is named like a loader)
-        ("class M:\n    def test(self):\n        self.output = self.net_g(self.lq)\n"
+        ("class M:\n    def test(self):\n        self.net_g.eval()\n        self.output = self.net_g(self.lq)\n"
          "    def val(self, dataset, rank, world):\n        for idx in range(rank, len(dataset), world):\n"
          "            val_data = dataset[idx]\n            self.feed_data(val_data)\n            self.test()\n", "step"),
         # through another file's method: the project pass's model runners, as written here
@@ -255,6 +255,17 @@ def test_the_project_pass_takes_no_loop_over_runs_for_a_step_loop() -> None:
         # a method whose model run is in a loop of its own: a pass per call, not one run
         ("class M:\n    def test(self):\n        for x in xs:\n            self.net_g(x)\n"
          "    def val(self, dataset):\n        for idx in range(len(dataset)):\n            self.feed(dataset[idx])\n            self.test()\n", "unknown"),
+        # a helper whose call is only named like a model (a tokenizer), or builds one: no evidence of a run
+        ("class M:\n    def tok(self, t):\n        return self.encoder(t)\n"
+         "    def val(self, dataset):\n        for idx in range(len(dataset)):\n            self.tok(dataset[idx])\n", "unknown"),
+        ("class M:\n    def fresh(self):\n        self.backbone = torchvision.models.resnet50()\n"
+         "    def val(self, dataset):\n        for idx in range(len(dataset)):\n            c = dataset[idx]\n            self.fresh()\n", "unknown"),
+        # a module function that runs a model, its name rebound by a later import: the call reaches the import
+        ("def ev(model, x):\n    model.eval()\n    return model(x)\nfrom utils import summarize as ev\n"
+         "def walk(dataset):\n    for idx in range(len(dataset)):\n        ev(dataset[idx])\n", "unknown"),
+        # a task loop that builds a loader and hands it to an inner training pass: a pass per item
+        ("def meta(model, meta_dataset, inner):\n    for idx in range(len(meta_dataset)):\n        task = meta_dataset[idx]\n"
+         "        support_loader = DataLoader(task.support)\n        inner(model, support_loader)\n        model(task.x)\n", "epoch"),
     ],
 )
 def test_a_walk_over_a_dataset_that_runs_a_model_per_item(code: str, kind: str) -> None:
@@ -264,3 +275,29 @@ def test_a_walk_over_a_dataset_that_runs_a_model_per_item(code: str, kind: str) 
     loops = _nodes(module, cst.For)
     scope = model.loop_scope(loops[-1] if "for x in xs" not in code else loops[1])
     assert scope.kind == kind, scope
+
+
+def test_a_walk_asks_once_whether_a_method_runs_a_model(monkeypatch) -> None:
+    """Many walk loops calling the same method many times look at that method once (the cost of a
+    file grows with its loops, not with loops times calls times the method's size)."""
+    from memlint.analysis import model as model_module
+
+    walked: list[str] = []
+    real = model_module.function_runs_model
+
+    def counting(function, holds_module):
+        walked.append(function.name.value)
+        return real(function, holds_module)
+
+    monkeypatch.setattr(model_module, "function_runs_model", counting)
+    loops = "".join(
+        f"    def val{n}(self, dataset):\n        for idx in range(len(dataset)):\n            item = dataset[idx]\n"
+        + "            self.test()\n" * 5
+        for n in range(6)
+    )
+    text = "class M:\n    def test(self):\n        self.prep(self.x)\n" + loops
+    module = cst.parse_module(text)
+    model = SemanticModel(module, text)
+    for loop in _nodes(module, cst.For):
+        assert model.loop_scope(loop).kind == "unknown"
+    assert walked == ["test"]

@@ -50,6 +50,10 @@ class Binding:
     # Bound by assigning another name (`amp_cm = torch.cuda.amp.autocast`), not by an import: the
     # name `qualified` is written at that assignment, and a use of this one only repeats it.
     assigned: bool = False
+    # The expressions it was assigned from (`torch.cuda.amp.autocast` of the assignment above; every
+    # `global` binding's value): a rule that reports the name where it is written asks whether it
+    # reported these before it treats a use of the alias as already reported.
+    written_at: tuple[cst.BaseExpression, ...] = ()
 
 
 # The bindings of torch's conventional names in a file that star-imports them from elsewhere, when
@@ -337,6 +341,14 @@ class Context:
             return None
         self._resolved[id(expr)] = (expr, result)
         return result
+
+    def alias_written_at(self, expr: cst.CSTNode) -> tuple[cst.BaseExpression, ...]:
+        """Where the name `expr` was assigned what `resolve` gives for it (`torch.cuda.amp.autocast`
+        of `amp_cm = torch.cuda.amp.autocast`, for `with amp_cm():`): the expressions of that
+        assignment (of each `global` one), or () for anything `names_assigned_alias` says no to."""
+        if not self.names_assigned_alias(expr):
+            return ()
+        return self._lookup(expr.value).written_at  # type: ignore[attr-defined,union-attr]
 
     def names_assigned_alias(self, expr: cst.CSTNode) -> bool:
         """Is `expr` a name that an assignment bound to another name (`amp_cm = torch.cuda.amp.autocast`,
@@ -714,7 +726,7 @@ class Context:
                 if existing is not None and existing.qualified is not None:
                     continue  # `except ImportError: F = None` keeps the import for the analysis
             if alias is not None and type(target.target) is cst.Name:
-                self._bind(target.target.value, Binding(values.OTHER, qualified=alias, assigned=True))
+                self._bind(target.target.value, Binding(values.OTHER, qualified=alias, assigned=True, written_at=(node.value,)))
                 continue
             pairs = element_pairs(target.target, node.value)
             if pairs is not None:  # `running_loss, seen = 0.0, 0`: each name gets its own value
@@ -840,7 +852,9 @@ class Context:
                 if evidence is not None:
                     new = values.tensor(True, scalar=evidence.scalar)
             binding = self.frame.names.get(name)
-            self.frame.names[name] = Binding(new, binding.qualified if binding else None, bool(binding and binding.assigned))
+            self.frame.names[name] = Binding(
+                new, binding.qualified if binding else None, bool(binding and binding.assigned), binding.written_at if binding else (),
+            )
 
     # ------------------------------------------------------------------ helpers
 
@@ -879,7 +893,7 @@ class Context:
         qualified = {self._imported_name(value) for value in bound}
         if len(qualified) != 1 or None in qualified:
             return None
-        return Binding(values.OTHER, qualified=qualified.pop(), assigned=True)
+        return Binding(values.OTHER, qualified=qualified.pop(), assigned=True, written_at=tuple(bound))
 
     def _imported_name(self, expr: cst.BaseExpression) -> Optional[str]:
         """What the module's own imports make of `expr` (`nn.BatchNorm2d` -> "torch.nn.BatchNorm2d"),

@@ -618,10 +618,35 @@ def runs_model(loop: Loop) -> bool:
     return any(isinstance(node, cst.Call) and is_step_call(node) for node in own_statements(loop))
 
 
-def function_runs_model(function: cst.FunctionDef) -> bool:
+def function_runs_model(function: cst.FunctionDef, holds_module: Callable[[Optional[str]], bool]) -> bool:
     """Does the function's own body, outside its loops (a loop of its own is a pass, not one run),
-    call backward, an optimizer step, or something named like a model (`self.net_g(self.lq)`)?"""
-    return any(isinstance(node, cst.Call) and is_step_call(node) for node in _own_nodes(function.body))
+    call backward, an optimizer step, or a value the file shows is a model (`self.net_g(self.lq)`
+    where `holds_module("self.net_g")`: SemanticModel.module_evidence)?  Direct evidence only: a
+    call merely named like a model may be a tokenizer (`self.encoder(text)`) or build one
+    (`torchvision.models.resnet50()`)."""
+    for node in _own_nodes(function.body):
+        if type(node) is not cst.Call:
+            continue
+        func = node.func  # type: ignore[attr-defined]
+        if type(func) is cst.Attribute and (func.attr.value in tables.BACKWARD_METHODS or is_optimizer_step(node)):  # type: ignore[attr-defined,arg-type]
+            return True
+        if _callee_name(node) in _STEP_METHODS:  # type: ignore[arg-type]
+            return True
+        if holds_module(_self_or_name(func)):
+            return True
+    return False
+
+
+def _self_or_name(expr: cst.BaseExpression) -> Optional[str]:
+    """`model` -> "model", `self.net_g` -> "self.net_g"; None for anything else."""
+    if type(expr) is cst.Name:
+        return expr.value  # type: ignore[attr-defined]
+    if type(expr) is cst.Attribute and type(expr.value) is cst.Name and expr.value.value == "self":  # type: ignore[attr-defined]
+        return f"self.{expr.attr.value}"  # type: ignore[attr-defined]
+    return None
+
+
+_STEP_METHODS = frozenset({"training_step", "train_step", "validation_step", "eval_step", "test_step", "predict_step"})
 
 
 def is_step_call(node: cst.Call) -> bool:
@@ -633,7 +658,7 @@ def is_step_call(node: cst.Call) -> bool:
         return True
     if is_optimizer_step(node):
         return True
-    if name in ("training_step", "train_step", "validation_step", "eval_step", "test_step", "predict_step"):
+    if name in _STEP_METHODS:
         return True
     if isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name) and node.func.value.value in (
         "torch", "F", "np", "math",
@@ -666,6 +691,38 @@ def hands_loader_to_call(loop: Loop) -> bool:
         ):
             return True
     return False
+
+
+def hands_built_loader(loop: Loop) -> bool:
+    """Does the loop's own body build a data loader and pass it to a call (`support_loader =
+    DataLoader(task.support); inner_train(model, support_loader)`, or `inner_train(model,
+    DataLoader(...))`)?  Each iteration then runs a whole pass over that loader inside the call
+    (a task of meta-learning), whatever else the loop walks: no step, whatever it is named."""
+    if not isinstance(loop, cst.For):
+        return False
+    built: set[str] = set()  # names the loop's own statements bind to a loader they build
+    calls: list[cst.Call] = []
+    for node in own_statements(loop):
+        if type(node) is cst.Assign and _builds_loader(node.value) and len(node.targets) == 1 and type(node.targets[0].target) is cst.Name:  # type: ignore[attr-defined]
+            built.add(node.targets[0].target.value)  # type: ignore[attr-defined]
+        elif type(node) is cst.Call:
+            calls.append(node)  # type: ignore[arg-type]
+    for call in calls:
+        if _builds_loader(call) or _callee_name(call) in _BATCH_READERS:
+            continue
+        for arg in call.args:
+            value = arg.value
+            if _builds_loader(value) or (type(value) is cst.Name and value.value in built):  # type: ignore[attr-defined]
+                return True
+    return False
+
+
+def _builds_loader(expr: cst.BaseExpression) -> bool:
+    """`DataLoader(...)`, `torch.utils.data.DataLoader(...)`, `build_dataloader(...)`."""
+    if type(expr) is not cst.Call:
+        return False
+    name = _callee_name(expr)  # type: ignore[arg-type]
+    return name is not None and "loader" in name.lower()
 
 
 def steps_itself(loop: Loop) -> bool:

@@ -51,7 +51,7 @@ from typing import TYPE_CHECKING, Iterable, Iterator, Mapping, Optional, Union
 import libcst as cst
 
 from memlint.analysis import accelerators, evidence, forward_returns, frameworks, notebooks, placement, returned_elements, roles, tables
-from memlint.analysis.bindings import exact_names_bound_by, parameter_names, target_names
+from memlint.analysis.bindings import exact_names_bound_by, own_scope, parameter_names, target_names
 from memlint.analysis.optimizer_bindings import constructed_optimizers
 from memlint.analysis.calling_helpers import parameter_for
 from memlint.analysis.datasets import dataset_classes
@@ -110,6 +110,8 @@ class SemanticModel:
         # function of another file running a model (the project pass's FileView.update_calls with
         # "model"): a loop over a dataset's items that makes one runs a model per item (loop_scope).
         self._model_runner_calls = model_runner_calls
+        self._holders: Optional[dict[int, tuple[Optional[cst.ClassDef], Optional[cst.FunctionDef]]]] = None  # _walk_holders
+        self._runs_model_of: dict[tuple[int, str], bool] = {}  # (id(module or class), name) -> _function_runs_model
         self._project_meters = project_meters  # meter classes of other files, as imported here (meters.py)
         # nn.Module classes, as named here, whose forward computes gradients (the project pass's
         # FileView.gradient_classes: this file's and other files' classes alike)
@@ -431,28 +433,60 @@ class SemanticModel:
     def _runs_model_through(self, call: cst.Call, loop: cst.CSTNode) -> bool:
         """Does `call`, in `loop`'s own statements, run a function that runs a model: `self.test()`
         where the class around the loop defines `test` in this file and its own body runs one
-        (`self.net_g(self.lq)`: iteration.function_runs_model), or where the project pass found that
-        the method (inherited from another file's class) or the other file's function does
-        (`_model_runner_calls`)?  Asked only for a loop over a dataset's items (roles.loop_scope)."""
+        (`self.net_g(self.lq)`, a value the file shows is a model: _function_runs_model), or where
+        the project pass found that the method (inherited from another file's class) or the other
+        file's function does (`_model_runner_calls`)?  Asked only for a loop over a dataset's items
+        (roles.loop_scope)."""
         func = call.func
+        holders = self._walk_holders().get(id(loop), (None, None))
         if type(func) is cst.Attribute and type(func.value) is cst.Name and func.value.value == "self":
-            owner = self._innermost_around(loop, lambda current, around: current if type(current) is cst.ClassDef else around)
+            owner = holders[0]
             if type(owner) is not cst.ClassDef:
                 return False
             method = func.attr.value
             if f"{owner.name.value}.{method}" in self._model_runner_calls:
                 return True
-            own = next((s for s in owner.body.body if type(s) is cst.FunctionDef and s.name.value == method), None)
-            return own is not None and function_runs_model(own)
+            return self._function_runs_model(owner, method)
         written = dotted_name(func)
-        if written is None or written.partition(".")[0] in _parameters_of(self._function_around(loop)):
+        if written is None or written.partition(".")[0] in _parameters_of(holders[1]):
             return False  # (a parameter of the function holding the loop: not the module's name)
         if written in self._model_runner_calls:
             return True
         if type(func) is cst.Name:
-            own = next((s for s in self.module.body if type(s) is cst.FunctionDef and s.name.value == written), None)
-            return own is not None and function_runs_model(own)
+            return self._function_runs_model(self.module, written)
         return False
+
+    def _walk_holders(self) -> Mapping[int, tuple[Optional[cst.ClassDef], Optional[cst.FunctionDef]]]:
+        """For each loop of the file (by id), the innermost class and function around it: one walk,
+        made the first time a loop over a dataset's items asks what its calls run (rare), where a
+        walk per call would cost the file's size per call."""
+        if self._holders is None:
+            found: dict[int, tuple[Optional[cst.ClassDef], Optional[cst.FunctionDef]]] = {}
+            stack: list[tuple[cst.CSTNode, Optional[cst.ClassDef], Optional[cst.FunctionDef]]] = [(self.module, None, None)]
+            while stack:
+                current, owner, function = stack.pop()
+                kind = type(current)
+                if kind is cst.For or kind is cst.While:
+                    found[id(current)] = (owner, function)
+                elif kind is cst.ClassDef:
+                    owner = current  # type: ignore[assignment]
+                elif kind is cst.FunctionDef:
+                    function = current  # type: ignore[assignment]
+                stack.extend((child, owner, function) for child in code_children(current))
+            self._holders = found
+        return self._holders
+
+    def _function_runs_model(self, holder: Union[cst.Module, cst.ClassDef], name: str) -> bool:
+        """Does the `def name` that `holder` (the module, or a class) binds run a model
+        (iteration.function_runs_model)?  Found once per function: every walk loop of the file may
+        call the same method many times (`self.test()`)."""
+        key = (id(holder), name)
+        known = self._runs_model_of.get(key)
+        if known is None:
+            function = _function_bound(holder.body if type(holder) is cst.Module else holder.body.body, name)  # type: ignore[attr-defined]
+            known = function is not None and function_runs_model(function, self.module_evidence)
+            self._runs_model_of[key] = known
+        return known
 
     def _loop_around(self, loop: cst.CSTNode) -> Optional[cst.CSTNode]:
         """The innermost loop of the same function whose body holds `loop` (asked only for a fixed
@@ -1149,6 +1183,22 @@ def _names_launcher(receiver: cst.BaseExpression) -> bool:
     """`accelerator`, `self.accelerator`, `fabric`: an accelerate `Accelerator` or a Lightning `Fabric`."""
     name = receiver.value if type(receiver) is cst.Name else receiver.attr.value if type(receiver) is cst.Attribute else ""  # type: ignore[attr-defined]
     return "accelerator" in name.lower() or "fabric" in name.lower()
+
+
+def _function_bound(body: Iterable[cst.CSTNode], name: str) -> Optional[cst.FunctionDef]:
+    """The `def name` that `body` (a module's or class's statements) leaves bound to `name`: its
+    only binding of the name.  None where anything else binds it there too (a later
+    `from utils import summarize as evaluate`, a second `def`, an assignment): which one a call
+    reaches is then not this `def`'s to say."""
+    found: Optional[cst.FunctionDef] = None
+    for statement in body:
+        for node in own_scope(statement):
+            if name not in exact_names_bound_by(node):
+                continue
+            if type(node) is not cst.FunctionDef or found is not None:
+                return None
+            found = node  # type: ignore[assignment]
+    return found
 
 
 def _parameters_of(function: Optional[cst.FunctionDef]) -> set[str]:

@@ -45,7 +45,7 @@ import libcst as cst
 
 from memlint.analysis import tables
 from memlint.analysis.dataset_walks import indexed_dataset
-from memlint.analysis.iteration import configuration_value, is_epoch_loop, is_step_loop, iterates_batches, own_statements, runs_model, steps_itself
+from memlint.analysis.iteration import configuration_value, hands_built_loader, is_epoch_loop, is_step_loop, iterates_batches, own_statements, runs_model, steps_itself
 from memlint.analysis.loop_bounds import DefaultOf, counted_break
 from memlint.analysis.naming import is_forward_name, named_like_model
 from memlint.analysis.step_calls import is_optimizer_step
@@ -133,9 +133,9 @@ def loop_scope(
         # Before the epoch tests: `for epoch in range(n)` whose own body calls backward or steps an
         # optimizer is full-batch training (or samples its own batch), one step per iteration.
         return LoopScope("step", "calls backward or an optimizer step in its own body")
-    if not holds_step_loop and _runs_model_per_item(loop, runs_model_through):
+    if not holds_step_loop and not hands_built_loader(loop) and _runs_model_per_item(loop, runs_model_through):  # type: ignore[arg-type]
         # (before the epoch tests: the item it hands on, `val_data = dataset[idx]`, may be named
-        # like a loader)
+        # like a loader; a loader the loop builds and hands on is one, a pass per item: epoch)
         return LoopScope("step", "walks a dataset item by item and runs a model on each item")
     if is_epoch_loop(loop):  # type: ignore[arg-type]
         return LoopScope("epoch", "a loop over epochs, or one that hands a loader to a call")

@@ -217,14 +217,88 @@ def cache_items(dataset):
         torch.cuda.empty_cache()
 """
         ),
+        Valid(  # each item is a task whose own loader the loop builds and hands to an inner training pass
+            """
+import torch
+from torch.utils.data import DataLoader
+def meta_train(model, meta_dataset, inner_train):
+    for idx in range(len(meta_dataset)):
+        task = meta_dataset[idx]
+        support_loader = DataLoader(task.support, batch_size=32)
+        inner_train(model, support_loader)
+        query_out = model(task.query_x)
+        torch.cuda.empty_cache()
+"""
+        ),
+        Valid(  # the helper calls a tokenizer named `encoder`: a name, no evidence of a model
+            """
+import torch
+class Cacher:
+    def __init__(self, encoder):
+        self.encoder = encoder
+    def tokenize(self, text):
+        return self.encoder(text)
+    def build_cache(self, dataset):
+        for idx in range(len(dataset)):
+            item = dataset[idx]
+            ids = self.tokenize(item["text"])
+            torch.save(ids, f"cache/{idx}.pt")
+            torch.cuda.empty_cache()
+"""
+        ),
+        Valid(  # the helper builds a network and runs none
+            """
+import torch
+import torchvision
+class Search:
+    def fresh(self):
+        self.backbone = torchvision.models.resnet50()
+    def sweep(self, dataset):
+        for idx in range(len(dataset)):
+            cfg = dataset[idx]
+            self.fresh()
+            torch.cuda.empty_cache()
+"""
+        ),
+        Valid(  # the name of a function that runs a model is rebound by a later import: the call reaches that
+            """
+import torch
+def evaluate(model, x):
+    model.eval()
+    return model(x)
+from utils import summarize as evaluate
+def walk(dataset):
+    for idx in range(len(dataset)):
+        item = dataset[idx]
+        evaluate(item)
+        torch.cuda.empty_cache()
+"""
+        ),
     ]
 
     INVALID = [
+        Invalid(  # a walk over a dataset's items, each run through a module function that runs the network
+            """
+import torch
+def evaluate(model, x):
+    model.eval()
+    return model(x)
+def walk(model, dataset):
+    for idx in range(len(dataset)):
+        item = dataset[idx]
+        evaluate(model, item)
+        torch.cuda.empty_cache()
+""",
+            line=9,
+            column=9,
+            message="every iteration",
+        ),
         Invalid(  # a walk over a dataset's items, each run through a method that runs the network
             """
 import torch
 class VideoModel:
     def test(self):
+        self.net_g.eval()
         with torch.no_grad():
             self.output = self.net_g(self.lq)
     def validation(self, dataset, rank, world_size):
@@ -234,7 +308,7 @@ class VideoModel:
             self.test()
             torch.cuda.empty_cache()
 """,
-            line=11,
+            line=12,
             column=13,
             message="every iteration",
         ),

@@ -52,6 +52,9 @@ class _Site:
     new_call: Optional[cst.Call]  # the rewritten call, given a name bound to the torch module
     torch_name: Optional[str]  # the local name of the torch module at the call, if any
     local: Optional[str]  # the imported name the call goes through (`autocast`, `amp`), if any
+    # A call through a name assigned the class (`with amp_cm():`): where that name was assigned it
+    # (Context.alias_written_at); () for a call that writes the class itself.
+    alias_of: tuple[cst.BaseExpression, ...] = ()
 
 
 class DeprecatedAmpApi(Rule):
@@ -64,7 +67,10 @@ class DeprecatedAmpApi(Rule):
     name (`amp_cm = autocast if args.amp else contextlib.nullcontext`), passed as an argument or
     returned (not when only tested with `isinstance`). Such a class assigned to a name is reported
     once, where it is assigned: a later call or use of that name (`with amp_cm():`,
-    `train(amp_cm)`) writes nothing deprecated again. A name imported in a `try` whose `except` only
+    `train(amp_cm)`) writes nothing deprecated again. Where the assignment is not reported (in an
+    `except` or behind a version check), the calls through the name are, unless the same scope also
+    binds the name to the current class (`try: amp_cm = torch.amp.autocast` / `except
+    AttributeError: amp_cm = torch.cuda.amp.autocast`: a real fallback). A name imported in a `try` whose `except` only
     defines a stand-in for old PyTorch (`except: class GradScaler: ...`) is the deprecated class: the
     import is what current PyTorch runs. A project's own `autocast` is never reported, nor is a call that
     is a compatibility fallback for old PyTorch: behind a version check
@@ -180,6 +186,38 @@ with amp_cm(*device_args):
     ]
 
     INVALID = [
+        Invalid(  # bound in the `except` of an unrelated import: no fallback, so the call through it is reported
+            """
+import torch
+try:
+    from apex import amp
+    amp_cm = None
+except ImportError:
+    amp_cm = torch.cuda.amp.autocast
+def train(model, x):
+    with amp_cm():
+        return model(x)
+""",
+            line=8,
+            column=10,
+            message="deprecated",
+        ),
+        Invalid(  # bound in the new-PyTorch branch of a version check: the call through it runs the deprecated class
+            """
+import contextlib
+import torch
+if torch.__version__ < "1.6":
+    amp_cm = contextlib.nullcontext
+else:
+    amp_cm = torch.cuda.amp.autocast
+def train(model, x):
+    with amp_cm():
+        return model(x)
+""",
+            line=8,
+            column=10,
+            message="deprecated",
+        ),
         Invalid(  # fully qualified: only the call changes
             """
 import torch
@@ -343,7 +381,13 @@ def run(model, x):
         self._guards: list[bool] = []  # enclosing conditional expressions: is each a version check?
         self._written_out: list[cst.Attribute] = []  # the deprecated classes named by their full path
         self._only_called: Optional[bool] = None  # _written_out_only_called, found once in finish
-        self._references: list[tuple[cst.BaseExpression, str]] = []  # the classes used as values, uncalled
+        # the classes used as values, uncalled, with where an alias used here was assigned (() if none)
+        self._references: list[tuple[cst.BaseExpression, str, tuple[cst.BaseExpression, ...]]] = []
+        # Assignments of a deprecated class skipped as a compatibility fallback, as (scope, name, value),
+        # and the (scope, name) pairs bound to the current class (`amp_cm = torch.amp.autocast` in the
+        # `try`): a fallback for a name its scope also binds to the current API settles that name.
+        self._fallbacks: list[tuple[int, str, cst.BaseExpression]] = []
+        self._current_api: set[tuple[int, str]] = set()
 
     # ------------------------------------------------------------------ what the file imports and uses
 
@@ -404,6 +448,14 @@ def run(model, x):
 
     def visit_Assign(self, node: cst.Assign) -> None:
         self._note_reference(node.value)  # `amp_cm = autocast`
+        if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+            name = node.targets[0].target.value
+            scope = id(self.ctx.frame.node)
+            old = self.ctx.resolve(node.value)
+            if old in DEPRECATED_AMP and self._compatibility_fallback():
+                self._fallbacks.append((scope, name, node.value))
+            elif old is not None and old.startswith("torch.") and old not in DEPRECATED_AMP and old.rpartition(".")[2] in _AMP_CLASSES:
+                self._current_api.add((scope, name))  # `amp_cm = torch.amp.autocast`
 
     def visit_Return(self, node: cst.Return) -> None:
         if node.value is not None:
@@ -415,11 +467,9 @@ def run(model, x):
         stand-in `functools.partial(torch.amp.autocast, "cuda")` would take positional arguments in
         another order (`amp_cm(True)` would pass `dtype`), and is no class for `isinstance`."""
         if isinstance(expr, (cst.Name, cst.Attribute)) and not self._compatibility_fallback():
-            if self.ctx.names_assigned_alias(expr):
-                return  # `train(amp_cm)` after `amp_cm = torch.cuda.amp.autocast`: reported at the assignment
             old = self.ctx.resolve(expr)
             if old in DEPRECATED_AMP:
-                self._references.append((expr, old))
+                self._references.append((expr, old, self.ctx.alias_written_at(expr)))
 
     def leave_IfExp(self, node: cst.IfExp) -> None:
         self._guards.pop()
@@ -437,8 +487,6 @@ def run(model, x):
         old = ctx.resolve(node.func)
         if old not in DEPRECATED_AMP or self._compatibility_fallback():
             return
-        if ctx.names_assigned_alias(node.func):
-            return  # `with amp_cm():`: the deprecated class is written (and reported) where amp_cm is bound
         new_name, device, positional = DEPRECATED_AMP[old]
         root = _root_name(node.func)
         local = root.value if root is not None and ctx.resolve(root) != "torch" else None
@@ -452,11 +500,14 @@ def run(model, x):
             if new_name == "autocast":
                 rewritten = positional_to_keywords(rewritten, positional)
             new_call = prepend_argument(rewritten, cst.SimpleString(f'"{device}"'))
-        self._sites.append(_Site(node, old, new_call, torch_name, local))
+        self._sites.append(_Site(node, old, new_call, torch_name, local, ctx.alias_written_at(node.func)))
 
     def finish(self, facts) -> None:
+        reported = self._reported_assignments()
         by_line: dict[int, list[_Site]] = {}
         for site in self._sites:
+            if _repeats(site.alias_of, reported):
+                continue  # `with amp_cm():`: the class is written (and reported) where amp_cm was assigned it
             entry = self._imports.get(site.local) if site.local else None
             if site.local is not None and entry is not None:
                 by_line.setdefault(id(entry), []).append(site)
@@ -466,13 +517,35 @@ def run(model, x):
             fix = self._group_fix(self._imports[sites[0].local], sites)
             for site in sites:
                 self._report(site, fix)
-        for expr, old in self._references:
+        for expr, old, alias_of in self._references:
+            if _repeats(alias_of, reported):
+                continue  # `train(amp_cm)`: reported where amp_cm was assigned the class
             new_name, device, _ = DEPRECATED_AMP[old]
             self.report(
                 expr,
                 f"`{old}` is deprecated (each call of it emits a FutureWarning in current PyTorch), and this "
                 f'reference is called later: use `torch.amp.{new_name}("{device}", ...)` where it is called',
             )
+
+    def _reported_assignments(self) -> set[int]:
+        """The references (by id) reported, or repeating a reported one: a use of an alias repeats its
+        assignment only where that assignment is reported itself (one decision, asked once: an
+        assignment skipped as a compatibility fallback leaves its later calls to be reported),
+        or is a fallback for a name its scope also binds to the current class.
+        Aliases of aliases (`b = a`) are settled in order of their assignments, to a fixed point."""
+        reported = {id(expr) for expr, _, alias_of in self._references if not alias_of}
+        # (a real fallback: `try: amp_cm = torch.amp.autocast / except AttributeError: amp_cm =
+        # torch.cuda.amp.autocast`, then `with amp_cm():` runs the current class where it exists)
+        reported.update(id(value) for scope, name, value in self._fallbacks if (scope, name) in self._current_api)
+        pending = [(expr, alias_of) for expr, _, alias_of in self._references if alias_of]
+        changed = True
+        while changed:
+            changed = False
+            for expr, alias_of in pending:
+                if id(expr) not in reported and _repeats(alias_of, reported):
+                    reported.add(id(expr))
+                    changed = True
+        return reported
 
     def _report(self, site: _Site, fix: Optional[NodeFix]) -> None:
         new_name, device, _ = DEPRECATED_AMP[site.old]
@@ -585,6 +658,14 @@ def _all_names(module: cst.Module) -> frozenset[str]:
 
 def _is_all(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, cst.Name) and expr.value == "__all__"
+
+
+_AMP_CLASSES = frozenset({"autocast", "GradScaler"})
+
+
+def _repeats(alias_of: tuple[cst.BaseExpression, ...], reported: set[int]) -> bool:
+    """Is a use of an alias assigned at `alias_of` only a repeat of reported references?"""
+    return bool(alias_of) and all(id(expr) in reported for expr in alias_of)
 
 
 def _root_name(expr: cst.BaseExpression) -> Optional[cst.Name]:
