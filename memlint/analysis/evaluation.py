@@ -758,8 +758,10 @@ def _module_evals(ctx: "Context") -> list[tuple[cst.SimpleStatementLine, str, in
     """The module's own `X.eval()` statements on a plain name X that nothing in the file puts back
     in training mode or rebinds afterwards: (statement, "X", its index in the module's body)."""
     module = ctx.module
+    if ctx.text is not None and ".eval(" not in ctx.text:
+        return []  # (most files: no `.eval(` anywhere; a statement's code is a part of the file's text)
     if not any(type(s) is cst.SimpleStatementLine and ".eval(" in module.code_for_node(s) for s in module.body):
-        return []  # (most files: no module-level `.eval()` at all)
+        return []  # (no module-level `.eval()` at all)
     found = []
     for position, statement in enumerate(module.body):
         call = eval_call_shape(statement)
