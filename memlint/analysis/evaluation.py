@@ -1373,11 +1373,15 @@ def _evaluated_with_grad(function: cst.FunctionDef, training: cst.BaseExpression
     if selector is None:
         return None
     parameter, training_value = selector
-    if _context_follows(function, parameter):
+    # (both once per function and parameter: each walks the function or its class, and a function
+    # may switch modes in more than one statement; the grad mode of a call is read through the
+    # module's imports seen so far, so they key that answer too)
+    if ctx.memo(("evaluation.context-follows", id(function), parameter), lambda: _context_follows(function, parameter)):
         return None
     owner = _owning_class(function, ctx)
     if owner is not None:
-        return _method_evaluated_with_grad(function, owner, parameter, training_value, ctx)
+        key = ("evaluation.method-evaluated-with-grad", id(function), parameter, training_value, ctx.module_imports)
+        return ctx.memo(key, lambda: _method_evaluated_with_grad(function, owner, parameter, training_value, ctx))  # type: ignore[return-value]
     names = {function.name.value}
     factory = factory_of(function, ctx)
     if factory is not None:
