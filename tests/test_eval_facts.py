@@ -152,3 +152,26 @@ class Tester:
 """)
     assert answers == [("helper", "method")] * 51
     assert walks == ["cls", "cls"]
+
+
+@pytest.mark.parametrize("source, mentions", [
+    ("net = Net()\nnet.eval()\n", True),  # a module-level call, found from the tree
+    ("def run():\n    net.eval()\n", False),  # only inside a function
+    ("net = Net()\nprint('call net.eval() first')\n", True),  # in a string: the statement is printed back
+    ("x = 1\n# net.eval() at import\ny = 2\n", True),  # a comment before a statement is part of its code
+    ("# net.eval() at import\nx = 1\n", False),  # the file's header is no statement's
+    ("x = 1\n# net.eval() at the end\n", False),  # a comment after the last statement is no statement's
+    ("def run():\n    net.eval()\nnet. eval()\n", False),  # a space after the dot prints no `.eval(`
+    ("net = Net()\n(net.eval)()\n", False),
+    ("x = 1\n", False),
+])
+def test_module_statement_mentions_eval(source, mentions):
+    """A simple statement of the module whose code holds `.eval(` (evaluation._module_evals' cheap
+    test), read off the text where it can be, the same answer as printing each statement back."""
+    from memlint.analysis.evaluation import _module_statement_mentions_eval
+
+    module = cst.parse_module(source)
+    printed = any(type(s) is cst.SimpleStatementLine and ".eval(" in module.code_for_node(s) for s in module.body)
+    assert printed == mentions
+    assert _module_statement_mentions_eval(Context(module, None, source)) == mentions
+    assert _module_statement_mentions_eval(Context(module)) == mentions  # (no text: printed back)

@@ -31,6 +31,15 @@ from memlint.analysis.walk import code_descendants, self_attr
 from memlint.analysis.wrapper_classes import owning_classes
 
 
+def class_layers(ctx) -> "ClassLayers":
+    """The ClassLayers of the class the traversal is in, built once per class and file (every method
+    of a class asks the same questions of it; each answer needs walks of the class or the file).
+    Keyed by what the constructor reads: the class's name, whether it is an nn.Module class of the
+    file, and the module-level imports seen so far (the inventory is rebuilt when more are seen)."""
+    key = ("class-layers.by-class", ctx.class_name, ctx.in_module_class, ctx.module_imports)
+    return ctx.memo(key, lambda: ClassLayers(ctx))  # type: ignore[return-value]
+
+
 class ClassLayers:
     """Asked from a method of the class the traversal is in (`ctx.class_name`)."""
 

@@ -138,6 +138,7 @@ class FileFacts:
 class Context:
     def __init__(self, module: cst.Module, project: Optional[FileView] = None, text: Optional[str] = None) -> None:
         self.module = module
+        self.text = text  # the text `module` was parsed from (libcst prints it back unchanged); None where not given
         index_code_nodes(module)  # the analysis searches parts of the file many times: slices of one pre-order list
         # The facts that need the whole file first (model.py): found once, asked by rules and here.
         # What the project pass (memlint/pipeline/project.py) knows about this file's functions, classes and

@@ -759,7 +759,7 @@ def _module_evals(ctx: "Context") -> list[tuple[cst.SimpleStatementLine, str, in
     """The module's own `X.eval()` statements on a plain name X that nothing in the file puts back
     in training mode or rebinds afterwards: (statement, "X", its index in the module's body)."""
     module = ctx.module
-    if not any(type(s) is cst.SimpleStatementLine and ".eval(" in module.code_for_node(s) for s in module.body):
+    if not _module_statement_mentions_eval(ctx):
         return []  # (most files: no module-level `.eval()` at all)
     found = []
     for position, statement in enumerate(module.body):
@@ -780,6 +780,39 @@ def _module_evals(ctx: "Context") -> list[tuple[cst.SimpleStatementLine, str, in
             continue
         found.append((statement, name, position))
     return found
+
+
+def _module_statement_mentions_eval(ctx: "Context") -> bool:
+    """Does the code of a simple statement of the module's own hold `.eval(` (a call, a string, a
+    comment)?  Read off the file's text where it can be: a statement's code is a part of the text,
+    so with no `.eval(` in the text there is none; and where every `.eval(` of the text is printed
+    by a call `x.eval(` of the tree (as many such calls as occurrences), a statement holds one
+    exactly when it holds such a call.  Else each simple statement is printed back and searched."""
+    module, text = ctx.module, ctx.text
+    if text is not None:
+        occurrences = text.count(".eval(")
+        if not occurrences:
+            return False
+        calls = [_printed_eval_calls(statement) for statement in module.body]
+        if sum(calls) == occurrences:
+            return any(count for statement, count in zip(module.body, calls) if type(statement) is cst.SimpleStatementLine)
+    return any(type(s) is cst.SimpleStatementLine and ".eval(" in module.code_for_node(s) for s in module.body)
+
+
+def _printed_eval_calls(statement: cst.CSTNode) -> int:
+    """How many calls under `statement` print as `.eval(` (no space after the dot or before the
+    bracket, no bracket closing the callee: `x.eval()`, not `x. eval ()` or `(x.eval)()`)."""
+    count = 0
+    for node in code_descendants(statement):
+        if type(node) is not cst.Call:
+            continue
+        func = node.func  # type: ignore[attr-defined]
+        if type(func) is not cst.Attribute or func.attr.value != "eval" or func.rpar:
+            continue
+        after_dot, after_func = func.dot.whitespace_after, node.whitespace_after_func  # type: ignore[attr-defined]
+        if type(after_dot) is cst.SimpleWhitespace and not after_dot.value and type(after_func) is cst.SimpleWhitespace and not after_func.value:
+            count += 1
+    return count
 
 
 def _trains_or_globals(module: cst.Module, name: str) -> bool:
@@ -1372,11 +1405,15 @@ def _evaluated_with_grad(function: cst.FunctionDef, training: cst.BaseExpression
     if selector is None:
         return None
     parameter, training_value = selector
-    if _context_follows(function, parameter):
+    # (both once per function and parameter: each walks the function or its class, and a function
+    # may switch modes in more than one statement; the grad mode of a call is read through the
+    # module's imports seen so far, so they key that answer too)
+    if ctx.memo(("evaluation.context-follows", id(function), parameter), lambda: _context_follows(function, parameter)):
         return None
     owner = _owning_class(function, ctx)
     if owner is not None:
-        return _method_evaluated_with_grad(function, owner, parameter, training_value, ctx)
+        key = ("evaluation.method-evaluated-with-grad", id(function), parameter, training_value, ctx.module_imports)
+        return ctx.memo(key, lambda: _method_evaluated_with_grad(function, owner, parameter, training_value, ctx))  # type: ignore[return-value]
     names = {function.name.value}
     factory = factory_of(function, ctx)
     if factory is not None:

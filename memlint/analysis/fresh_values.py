@@ -20,7 +20,7 @@ from typing import Iterator, Optional, Union
 
 import libcst as cst
 
-from memlint.analysis.class_layers import ClassLayers
+from memlint.analysis.class_layers import class_layers
 from memlint.analysis.constants import fold
 from memlint.analysis.exits import leaves_first
 from memlint.analysis.module_lists import element_list, indexed_element
@@ -53,7 +53,7 @@ class FreshValues:
     def __init__(self, ctx, function: Union[cst.FunctionDef, cst.Module]) -> None:
         self.ctx = ctx
         self.function = function
-        self.layers = ClassLayers(ctx)
+        self.layers = class_layers(ctx)  # (one per class: its answers do not depend on the method)
         # where the names of that code may be read: the function's body, or the whole module
         self.code: cst.CSTNode = function if type(function) is cst.Module else function.body
         self._leaving: dict[tuple[int, str], Optional[int]] = {}  # see _left_first

@@ -319,14 +319,15 @@ def _fresh(expr: ast.AST, qualify: Qualify, bindings: Bindings, numbers: "_Numbe
         assigned = bindings.get(expr.id)  # type: ignore[attr-defined]
         if assigned is None:
             return False  # not bound here (no walk of the function for it)
-        if numbers.rebindings.written(expr.id):  # type: ignore[attr-defined]
-            return False  # its values come from data written in place, not from the factory alone
+        # Data written into it in place (`m[labels] = 1`) makes its values the data's, not the
+        # factory's alone: asked last, since the question walks the whole function and most names
+        # never hold a fresh host tensor in the first place.
         if assigned and len(assigned) == 1 and type(assigned[0].targets[0]) is ast.Name:
-            return _fresh(assigned[0].value, qualify, bindings, numbers, depth + 1)
+            return _fresh(assigned[0].value, qualify, bindings, numbers, depth + 1) and not numbers.rebindings.written(expr.id)  # type: ignore[attr-defined]
         if expr.id in numbers.parameters():  # type: ignore[attr-defined]
             return False  # a parameter: whatever the caller gives
         value = numbers.rebindings.before(expr)  # type: ignore[arg-type]  # `m = m.view(-1, n)`: straight-line code, maybe number fills
-        if value is None:
+        if value is None or numbers.rebindings.written(expr.id):  # type: ignore[attr-defined]
             return False  # a parameter, a loop variable, a name bound in branches: it may hold anything
         return _fresh(value, qualify, bindings, numbers, depth + 1)
     if kind is ast.Compare:  # `mask == 0`: a new bool tensor on the same device

@@ -27,14 +27,14 @@ def wrapper_eval_call(statement: cst.CSTNode, ctx: "Context") -> Optional[cst.Ca
     call = _method_statement(statement)
     if call is None or call.args:
         return None
-    return call if call.func.attr.value in ctx.project.eval_methods() else None  # type: ignore[attr-defined]
+    return call if call.func.attr.value in ctx.project.eval_methods else None  # type: ignore[attr-defined]
 
 
 def calls_backprop_method(scope: cst.CSTNode, ctx: "Context") -> bool:
     """Does `scope` (a function, or the module) call a method of which some project method so named
     may backpropagate or step (`gan.step_g(loss)`, `self.update(x)`)?  Then what a wrapper put in
     eval mode is part of training there (a frozen part of the model, a discriminator), no evaluation."""
-    methods = ctx.project.backprop_methods()
+    methods = ctx.project.backprop_methods
     if not methods:
         return False
     return bool(ctx.memo(
@@ -46,7 +46,7 @@ def calls_backprop_method(scope: cst.CSTNode, ctx: "Context") -> bool:
 def wrapper_trains(node: cst.CSTNode, ctx: "Context") -> bool:
     """Does `node` (a statement, with its nested blocks) call a method that may put a model of its
     object in training mode (`model.train_start()`)?"""
-    methods = ctx.project.train_methods()
+    methods = ctx.project.train_methods
     if not methods:
         return False
     return any(

@@ -79,15 +79,9 @@ def _name_tensor(name: str, values: "FreshValues", seen: dict[str, Optional[bool
 def _bound_to_tensors(name: str, values: "FreshValues", seen: dict[str, Optional[bool]]) -> bool:
     """Every binding of `name` anywhere in the code (nested scopes too: erring towards "bound") is a
     plain `name = <proven tensor>`."""
-    code = values.function  # (the function with its parameters, or the module)
     bound = False
-    for node in (code, *code_descendants(code)):
+    for node, targets in _bindings(values).get(name, ()):
         kind = type(node)
-        if kind is cst.AugAssign:
-            continue  # `h += y`: the name keeps its tensor (or a tensor results)
-        targets = bound_by(node, parameters=True, declarations=True)
-        if not targets or not any(name in erring_names(target) for target in targets):
-            continue
         if kind is cst.Assign or kind is cst.AnnAssign:
             value = node.value  # type: ignore[attr-defined]
             if value is None and kind is cst.AnnAssign:
@@ -99,3 +93,22 @@ def _bound_to_tensors(name: str, values: "FreshValues", seen: dict[str, Optional
             continue
         return False  # a parameter, a loop or `with` target, an import, a walrus...: not known
     return bound
+
+
+def _bindings(values: "FreshValues") -> dict[str, list[tuple[cst.CSTNode, tuple]]]:
+    """name -> the nodes of the code that may bind it (erring towards "bound"), in source order, each
+    with its targets: one walk per function and file, not one per name asked."""
+    code = values.function  # (the function with its parameters, or the module)
+
+    def build() -> dict[str, list[tuple[cst.CSTNode, tuple]]]:
+        found: dict[str, list[tuple[cst.CSTNode, tuple]]] = {}
+        for node in (code, *code_descendants(code)):
+            if type(node) is cst.AugAssign:
+                continue  # `h += y`: the name keeps its tensor (or a tensor results)
+            targets = bound_by(node, parameters=True, declarations=True)
+            named = {n for target in targets for n in erring_names(target)}
+            for n in named:
+                found.setdefault(n, []).append((node, targets))
+        return found
+
+    return values.ctx.memo(("tensor-values.bindings", id(code)), build)  # type: ignore[return-value]

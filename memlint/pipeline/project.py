@@ -42,6 +42,7 @@ import hashlib
 import json
 import os
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Optional, Sequence
 
@@ -225,16 +226,19 @@ class FileView:
         every project nn.Module so named runs a model in (`model.loss(sample)`), or a context manager
         of the project that puts models in eval mode (`with utils.eval_mode(agent):`)?  ML002's screen
         reads both."""
-        return bool(self.model_methods or self.eval_contexts or self.eval_methods())
+        return bool(self.model_methods or self.eval_contexts or self.eval_methods)
 
+    @cached_property
     def eval_methods(self) -> frozenset[str]:
         """The method names of `mode_methods` that put the object's models in eval mode."""
         return frozenset(entry[: -len(":eval")] for entry in self.mode_methods if entry.endswith(":eval"))
 
+    @cached_property
     def backprop_methods(self) -> frozenset[str]:
         """The method names of `mode_methods` of which some project method may backpropagate or step."""
         return frozenset(entry[: -len(":backprop")] for entry in self.mode_methods if entry.endswith(":backprop"))
 
+    @cached_property
     def train_methods(self) -> frozenset[str]:
         """The method names of `mode_methods` that may put a model of the object in training mode."""
         return frozenset(entry[: -len(":train")] for entry in self.mode_methods if entry.endswith(":train"))

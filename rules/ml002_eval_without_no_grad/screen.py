@@ -25,7 +25,7 @@ def screen(source: Source, options: Mapping[str, Any]) -> bool:
     mode_calls = [call for call in source.nodes(ast.Call) if _sets_eval_mode(call)]  # type: ignore[arg-type]
     # `model.val_start()`, a project method that only puts the models its object holds in eval mode
     # (FileView.mode_methods: mode_wrappers.wrapper_eval_call; loosened: any receiver)
-    wrappers = source.project.eval_methods() if source.project is not None else frozenset()
+    wrappers = source.project.eval_methods if source.project is not None else frozenset()
     if wrappers:
         mode_calls += [call for call in source.nodes(ast.Call) if isinstance(call.func, ast.Attribute) and call.func.attr in wrappers]  # type: ignore[attr-defined]
     # `with utils.eval_mode(agent):` of a project class whose `__enter__` calls `agent.train(False)`
