@@ -324,7 +324,9 @@ def _listed_home(ctx: "Context", node: cst.Name, parents: tuple) -> Optional[str
     function = next((p for p in reversed(parents) if type(p) in (cst.FunctionDef, cst.ClassDef, cst.Lambda)), None)
     if type(function) is not cst.FunctionDef:
         return None
-    return _list_given_to_container(ctx, function, func.value.value)  # type: ignore[arg-type]
+    name = func.value.value  # type: ignore[attr-defined]
+    # once per function and list: every instance appended to it asks the same
+    return ctx.memo(("list-given-to-container", id(function), name), lambda: _list_given_to_container(ctx, function, name))  # type: ignore[return-value]
 
 
 def _list_given_to_container(ctx: "Context", function: cst.FunctionDef, name: str) -> Optional[str]:
