@@ -105,8 +105,9 @@ def _untouched(state: dict, statement: cst.CSTNode) -> dict:
     where the statement is bookkeeping that cannot reach the container (TensorMask's `cur_channels =
     cls_channels` between `append(nn.Conv2d(...))` and `append(nn.ReLU())`): assignments to plain
     names alone (or `pass`), with no call anywhere (a call may reach the container through an
-    alias) and no mention of the receiver's name (`self` for `self.net`).  Anything else forgets
-    them all."""
+    alias) and no mention of the receiver's name (`self` for `self.net`).  Not an augmented
+    assignment: `alias += [sig]` extends the very list `alias = layers` names.  Anything else
+    forgets them all."""
     if not state or type(statement) is not cst.SimpleStatementLine:
         return {}
     for small in statement.body:  # type: ignore[attr-defined]
@@ -115,7 +116,7 @@ def _untouched(state: dict, statement: cst.CSTNode) -> dict:
             continue
         if kind is cst.Assign:
             targets = [t.target for t in small.targets]  # type: ignore[attr-defined]
-        elif kind in (cst.AnnAssign, cst.AugAssign):
+        elif kind is cst.AnnAssign:
             targets = [small.target]  # type: ignore[attr-defined]
         else:
             return {}

@@ -282,6 +282,7 @@ class ClassLayers:
             changes = module_changes(ctx)
             init = _constructor(described.node)
             self._listed = set()
+            module_lists = _module_list_attributes(init, plain=False)  # (one walk, not one per attribute)
             for a in _module_list_attributes(init):
                 if changes.bound_once(a, ctx.class_name) and not changes.hooks_may_see([a]) and not changes.elements_changed(a, ctx.class_name):
                     classes = element_classes(ctx, init, a)  # type: ignore[arg-type]
@@ -291,7 +292,7 @@ class ClassLayers:
                     held = classes if classes is not None else named
                     if held is not None and held <= FRESH_OUTPUT_LAYERS:
                         self._listed.add(ListElement(a, 1))
-                        if a not in _module_list_attributes(init, plain=False):
+                        if a not in module_lists:
                             self.plain_lists.add(a)
                     nested = nested_element_classes(ctx, init, a) if classes is None else None  # type: ignore[arg-type]
                     if nested and nested <= FRESH_OUTPUT_LAYERS:

@@ -613,7 +613,10 @@ def _label_from_method(module: cst.Module, owner: str, label: cst.BaseExpression
     if len(classes) != 1:
         return None
     methods = [m for m in classes[0].body.body if type(m) is cst.FunctionDef]  # type: ignore[attr-defined]
-    caller = next((m for m in methods if any(n is call for n in code_descendants(m))), None)
+    # The method whose own statements make the call: a call in a function nested in it (or in a
+    # comprehension) reads names that scope may bind (`def run(name): getattr(self, name)`): unsure.
+    nested = (cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+    caller = next((m for m in methods if any(n is call for n in code_descendants(m.body, skip=nested))), None)
     if caller is None or not _receives_self(caller):
         return None
     value: cst.BaseExpression | None = label

@@ -48,6 +48,9 @@ def element_classes(ctx: "Context", init: cst.FunctionDef, attribute: str, named
     return frozenset(classes | extra)
 
 
+_COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+
+
 class _Named(NamedTuple):
     """Names a constructor binds once to a layer call, and the calls inside that constructor (an
     `.append(name)` elsewhere appends whatever that function's own `name` is)."""
@@ -66,7 +69,8 @@ def _layer_names(init: cst.FunctionDef, ctx: "Context") -> _Named:
                 values[name] = value  # type: ignore[assignment]
     parameters = {p.name.value for p in _parameters(init)}
     layers = {n: v for n, v in values.items() if counts[n] == 1 and n not in parameters}
-    inside = frozenset(id(n) for n in code_descendants(init.body, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda)) if type(n) is cst.Call)
+    # (a comprehension is a scope of its own: `[self.fcs.append(fc) for fc in extra]` appends its own `fc`)
+    inside = frozenset(id(n) for n in code_descendants(init.body, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda) + _COMPREHENSIONS) if type(n) is cst.Call)
     return _Named(layers, inside)
 
 

@@ -116,6 +116,11 @@ def unpacked_into_sequential_only(scope: cst.CSTNode, name: str, ctx, helper: Op
     the scope's own body rebinds the name to that Sequential (`mlp = nn.Sequential(*mlp)`, not in a
     loop or branch, and nothing binds the name after it), the name is the list only up to that line:
     after it, it is the Sequential, whose uses are a Sequential's (as `net = nn.Sequential(*layers)`)."""
+    # once per scope and name: an asker may ask it for every pair of layers the scope adds
+    return ctx.memo(("unpacked-into-sequential-only", id(scope), name, helper), lambda: _unpacked_into_sequential_only(scope, name, ctx, helper))  # type: ignore[return-value]
+
+
+def _unpacked_into_sequential_only(scope: cst.CSTNode, name: str, ctx, helper: Optional[tuple[str, int]] = None) -> bool:
     nodes = _list_lifetime(scope, name, ctx)
     if nodes is None:
         nodes = list(code_descendants(scope, skip=(cst.FunctionDef, cst.ClassDef)) if isinstance(scope, cst.Module) else code_descendants(scope))
@@ -278,6 +283,11 @@ def sequential_bound_to(scope: cst.CSTNode, name: str, ctx) -> Optional[str]:
     """The name the one `nn.Sequential(*name)` of `scope` is bound to (`self.mlp = nn.Sequential(*layers)`
     -> "mlp", `net = ...` -> "net"): the name whose element changes (`self.mlp[0] = ...`) would
     change its layers; None where it is not bound so once (then any element change of the file counts)."""
+    # once per scope and name: an asker may ask it for every pair of layers the scope adds
+    return ctx.memo(("sequential-bound-to", id(scope), name), lambda: _sequential_bound_to(scope, name, ctx))  # type: ignore[return-value]
+
+
+def _sequential_bound_to(scope: cst.CSTNode, name: str, ctx) -> Optional[str]:
     bound: list[str] = []
     for node in code_descendants(scope, skip=(cst.FunctionDef, cst.ClassDef)) if isinstance(scope, cst.Module) else code_descendants(scope):
         if type(node) is not cst.Assign or type(node.value) is not cst.Call:  # type: ignore[attr-defined]
@@ -298,6 +308,11 @@ def sequential_bound_to(scope: cst.CSTNode, name: str, ctx) -> Optional[str]:
 def sequential_unpacking(scope: cst.CSTNode, name: str, ctx) -> Optional[cst.Call]:
     """The one `nn.Sequential(*name)` of `scope` (a function's body), wherever its value goes
     (`self.mlps.append(nn.Sequential(*layers))`); None where there is not exactly one."""
+    # once per scope and name: an asker may ask it for every pair of layers the scope adds
+    return ctx.memo(("sequential-unpacking", id(scope), name), lambda: _sequential_unpacking(scope, name, ctx))  # type: ignore[return-value]
+
+
+def _sequential_unpacking(scope: cst.CSTNode, name: str, ctx) -> Optional[cst.Call]:
     found = [
         node for node in code_descendants(scope)
         if type(node) is cst.Call and any(a.star == "*" and type(a.value) is cst.Name and a.value.value == name for a in node.args)  # type: ignore[attr-defined]

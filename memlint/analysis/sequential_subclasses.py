@@ -226,8 +226,9 @@ def _plain_class(ctx: "Context", name: str, whole_forward: bool = False) -> Opti
 
 
 def _runs_whole(forward: cst.FunctionDef, name: str) -> bool:
-    """Does `forward` name `self` only as its first parameter and in `super(<name>, self)`, and call
-    the Sequential's own `forward` through `super()` (no decorator, nothing nested)?"""
+    """Does `forward` name `self` only as its first parameter and in `super(<name>, self)`, use
+    `super()` only to call the Sequential's own `forward` (or `__init__`), and call that `forward`
+    (no decorator, nothing nested)?"""
     if forward.decorators or not forward.params.params or forward.params.params[0].name.value != "self":
         return False
     runs = False
@@ -238,10 +239,22 @@ def _runs_whole(forward: cst.FunctionDef, name: str) -> bool:
         if kind is cst.Name and node.value == "self":  # type: ignore[attr-defined]
             if not _super_argument_of(node, parents, name):
                 return False
+        elif kind is cst.Call and type(node.func) is cst.Name and node.func.value == "super":  # type: ignore[attr-defined]
+            if not _runs_own_method(node, parents):
+                return False  # `super().__getitem__(2)`: the parts reached through `super()`
         elif kind is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value == "forward":  # type: ignore[attr-defined]
             receiver = node.func.value  # type: ignore[attr-defined]
             runs = runs or (type(receiver) is cst.Call and type(receiver.func) is cst.Name and receiver.func.value == "super")  # type: ignore[attr-defined]
     return runs
+
+
+def _runs_own_method(node: cst.Call, parents: tuple) -> bool:
+    """`super()` (or `super(<name>, self)`) as the receiver of `.forward(...)` or `.__init__(...)`
+    called at once: the whole Sequential run, or built; any other use may reach its parts."""
+    if len(parents) < 2 or type(parents[-1]) is not cst.Attribute or type(parents[-2]) is not cst.Call:
+        return False
+    attribute = parents[-1]
+    return attribute.value is node and attribute.attr.value in ("forward", "__init__") and parents[-2].func is attribute  # type: ignore[attr-defined]
 
 
 def _super_argument_of(node: cst.Name, parents: tuple, name: str) -> bool:
@@ -311,7 +324,9 @@ def _listed_home(ctx: "Context", node: cst.Name, parents: tuple) -> Optional[str
     function = next((p for p in reversed(parents) if type(p) in (cst.FunctionDef, cst.ClassDef, cst.Lambda)), None)
     if type(function) is not cst.FunctionDef:
         return None
-    return _list_given_to_container(ctx, function, func.value.value)  # type: ignore[arg-type]
+    name = func.value.value  # type: ignore[attr-defined]
+    # once per function and list: every instance appended to it asks the same
+    return ctx.memo(("list-given-to-container", id(function), name), lambda: _list_given_to_container(ctx, function, name))  # type: ignore[return-value]
 
 
 def _list_given_to_container(ctx: "Context", function: cst.FunctionDef, name: str) -> Optional[str]:

@@ -4041,6 +4041,84 @@ class Head(nn.Module):
 """,
             config=_EXACT,
         ),
+        Valid(  # an augmented assignment between the appends extends the list through another name: the ReLU follows the Sigmoid, which keeps its output
+            """
+from torch import nn
+class Head(nn.Module):
+    def __init__(self, c, n):
+        super().__init__()
+        layers = []
+        same = layers
+        gate = nn.Sigmoid()
+        for _ in range(n):
+            layers.append(nn.Conv2d(c, c, 1))
+            same += [gate]
+            layers.append(nn.ReLU())
+        self.layers = nn.Sequential(*layers)
+    def forward(self, x):
+        return self.layers(x)
+""",
+            config=_EXACT,
+        ),
+        Valid(  # the comprehension appends its own `fc`, not the one the constructor named: what the list holds there is not known
+            """
+import torch.nn.functional as F
+from torch import nn
+class Head(nn.Module):
+    def __init__(self, c, more):
+        super().__init__()
+        self.fcs = []
+        fc = nn.Linear(c, c)
+        self.add_module("fc0", fc)
+        self.fcs.append(fc)
+        [self.fcs.append(fc) for fc in more]
+    def forward(self, x):
+        for fc in self.fcs:
+            x = F.relu(fc(x))
+        return x
+""",
+            config=_EXACT,
+        ),
+        Valid(  # the name handed to `getattr` is the nested function's parameter, not the one the method built: which attribute it reads is not known
+            """
+from torch import nn
+class Stage(nn.Sequential):
+    def __init__(self, c):
+        super().__init__(nn.Conv2d(c, c, 1), nn.GroupNorm(2, c), nn.ReLU())
+class Net(nn.Module):
+    def __init__(self, c, n):
+        super().__init__()
+        stages = []
+        for _ in range(n):
+            stages.append(Stage(c))
+        self.stages = nn.ModuleList(stages)
+    def _label(self, i):
+        return "stage{}".format(i + 1)
+    def forward(self, x, which="stages"):
+        label = self._label(0)
+        def pick(label):
+            return getattr(self, label)[0][2](x)
+        return x, pick(which)
+""",
+            config=_EXACT,
+        ),
+        Valid(  # the class's `forward` reaches the ReLU through `super()` and runs it on the block's input: in place it would overwrite what the conv keeps for its backward
+            """
+from torch import nn
+class Block(nn.Sequential):
+    def __init__(self, c):
+        super().__init__(nn.Conv2d(c, c, 1), nn.BatchNorm2d(c), nn.ReLU())
+    def forward(self, x):
+        return super().forward(x) + super().__getitem__(2)(x)
+class Net(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.block = Block(c)
+    def forward(self, x):
+        return self.block(x)
+""",
+            config=_EXACT,
+        ),
     ]
 
     INVALID = [

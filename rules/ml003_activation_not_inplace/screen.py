@@ -35,6 +35,7 @@ def screen(source: Source, options: Mapping[str, Any]) -> bool:
     if not held and not source.mentions(*INPLACE_FUNCTIONS, *INPLACE_MODULES):
         return False
     functional = source.names_for(INPLACE_FUNCTIONS)
+    switching: dict = {}  # id(function) -> does it call `set_grad_enabled` (one walk per function)
     layers = _attributes_holding_layers(source) | _loop_variables(source)
     # the project's helpers whose every return is a new tensor nothing keeps (`utils.batch_norm`)
     unsaved = source.project.unsaved_calls if source.project is not None else frozenset()
@@ -52,7 +53,7 @@ def screen(source: Source, options: Mapping[str, Any]) -> bool:
         func = call.func  # type: ignore[attr-defined]
         if isinstance(func, ast.Call) and final_name(func.func) in INPLACE_MODULES and call.args:  # `nn.ReLU()(1.0 - d)`
             statement, previous, function = _statement_around(source, call)
-            if function is not None and (exact or _may_run_without_grad(source, call, function)) \
+            if function is not None and (exact or _may_run_without_grad(source, call, function, switching)) \
                     and _applies_inplace_function(statement, previous, call, layers, function, unsaved):  # type: ignore[arg-type]
                 return True  # (as for a function: the default set reports it only where gradients may be off)
         if isinstance(func, ast.Attribute) and func.attr in INPLACE_TWINS and not call.args:  # type: ignore[attr-defined]
@@ -64,14 +65,14 @@ def screen(source: Source, options: Mapping[str, Any]) -> bool:
         else:
             first = call.args[0]  # type: ignore[attr-defined]
         statement, previous, function = _statement_around(source, call)
-        if function is None or (not exact and not _may_run_without_grad(source, call, function)):
+        if function is None or (not exact and not _may_run_without_grad(source, call, function, switching)):
             continue
         if _applies_inplace_function(statement, previous, call, layers, function, unsaved, first):  # type: ignore[arg-type]
             return True
     return False
 
 
-def _may_run_without_grad(source: Source, call: ast.AST, function) -> bool:
+def _may_run_without_grad(source: Source, call: ast.AST, function, switching: dict) -> bool:
     """Could `call` run with gradients off by its own function's doing (the grad modes the
     analysis gives a statement: a `with` block, a decorator, a framework's no-grad method or hook,
     `torch.set_grad_enabled(...)` as a statement)?  Outside exact selection a functional activation
@@ -86,7 +87,9 @@ def _may_run_without_grad(source: Source, call: ast.AST, function) -> bool:
         return True
     if any(name in methods for methods in NO_GRAD_FRAMEWORK_METHODS.values()):
         return True
-    return any(isinstance(n, ast.Call) and final_name(n.func) == "set_grad_enabled" for n in ast.walk(function))
+    if id(function) not in switching:
+        switching[id(function)] = any(isinstance(n, ast.Call) and final_name(n.func) == "set_grad_enabled" for n in ast.walk(function))
+    return switching[id(function)]
 
 
 def _activation_attributes(source: Source) -> set[str]:
