@@ -44,10 +44,6 @@ A summary says, for each module-level function and each method of a module-level
   (-1: keyword-only), and a class `__init__`'s, positioned as a construction passes them, and `passes`: its calls of a function of the project, [reference, positions,
   keywords], that turn some of the callee's arguments on (`True`, an accelerator test:
   memlint.analysis.flag_arguments), for the project pass's `flags_on`;
-- `typed`: a function's parameters its code casts a tensor to (`t.type(dtype)`), each [name,
-  position as a call gives it] (-1: keyword-only; after `self` for a method), and `types`: its calls
-  of a function of the project, [reference, positions, keywords], that pass `x.type()`, a tensor's
-  type string (memlint.analysis.type_arguments), for the project pass's `typed_parameters`;
 - `picks`: a module-level function that returns a class looked up by a name known only at run
   time: "globals" (`return globals()[name]`), "import" (`importlib.import_module(...)`, then
   `getattr(lib, name)` or an item of `lib.__dict__` returned); `abstract`: a method whose body only
@@ -102,7 +98,6 @@ from memlint.analysis.counted_loops import enumerate_start, first_bound
 from memlint.analysis.deep_imports import imported_frameworks
 from memlint.analysis.frozen_arguments import BINDING_NODES, binding_lines, freezes, positions, rebound, thawed_names
 from memlint.analysis.flag_arguments import arguments_on, constructor_flags, default_false_flags
-from memlint.analysis.type_arguments import called_position, cast_parameter, method_position, type_arguments
 from memlint.analysis.given_history import given_history_ends, may_fall_through
 from memlint.analysis.host_returns import reshaped_parameter, returns_fresh_host_tensor
 from memlint.analysis.mode_setters import held_models, held_models_evaled, literal_false, only_puts_held_models_in_eval
@@ -114,6 +109,7 @@ from memlint.analysis.shared_branches_ast import done_in_every_branch_ast
 
 # The summary format's version: summaries written under another are not read (`_require` below).
 # A bump adds one line to the top of this history, newest first (a merge of two bumps gets its own).
+# 61: no `typed` / `types` (the 57 of type_arguments backed out: a host tensor's `x.type()` was taken for the device's)
 # 60: `unsaved` through torch.einsum only with two operands or more (one may return a view of it)
 # 59: the 58 (two 57s merged) and another 57 merged
 # 58: the two 57s merged
@@ -237,7 +233,7 @@ from memlint.analysis.shared_branches_ast import done_in_every_branch_ast
 # 4: `updates`, `moves`
 # 3: `host`, a file that never mentions an accelerator
 # 2: `stars`, the modules a file star-imports
-FORMAT = 60
+FORMAT = 61
 
 EMPTY_CACHE = frozenset(
     {"torch.cuda.empty_cache", "torch.cuda.memory.empty_cache", "torch.mps.empty_cache",
@@ -768,8 +764,6 @@ class _Summary:
         run, a flush, a gradient computation.  Most calls (`x.view()`, `self.fc(x)`, `F.relu(x)`)
         tell nothing and are left after a few dictionary lookups."""
         func = call.func
-        if type(func) is ast.Attribute and func.attr == "type" and call.args:
-            self._note_typed(call)  # `grid.type(dtype)`: a cast to what a parameter holds (type_arguments)
         reference = model = flush = sub = None
         trains = evals = to_train = False
         if type(func) is ast.Name:
@@ -957,27 +951,8 @@ class _Summary:
                 positions, keywords = arguments_on(call)
                 if positions or keywords:  # `sinc(band, t, cuda)`: a flag of the callee's turned on (flag_arguments)
                     record.setdefault("passes", []).append([reference, positions, keywords])
-            typed, typed_keywords = type_arguments(call)
-            if typed or typed_keywords:  # `self.decode(outputs, dtype=x.type())`: a tensor's type handed over (type_arguments)
-                record.setdefault("types", []).append([reference, typed, typed_keywords])
         if built is not None:
             record["calls"].append([built, grad, self._loop_fact(loop), site_condition])
-
-    def _note_typed(self, call: ast.Call) -> None:
-        """`t.type(p)` with `p` a parameter of the function (not a nested one's, nor a closure's):
-        its `typed` entry, positioned as a call gives it."""
-        parameter = cast_parameter(call)
-        where = self._where(call) if parameter is not None else None
-        if where is None or where[0] in ("", "?") or ":" in where[0]:
-            return
-        key = where[0]
-        node = self.nodes[key]
-        position = method_position(node, parameter) if "." in key else called_position(node, parameter)  # type: ignore[arg-type]
-        if position is None:
-            return
-        typed = self.functions[key].setdefault("typed", [])
-        if [parameter, position] not in typed:
-            typed.append([parameter, position])
 
     def _parameters(self, key: str) -> dict[str, int]:
         """A function's parameters by name, their positions (frozen_arguments.positions), once."""
@@ -2807,11 +2782,11 @@ def _check_function(record: dict) -> None:
                 if loop is not None:
                     _require(type(loop) is list and len(loop) in (3, 4) and type(loop[0]) is int)
                     _require((loop[1] is None or type(loop[1]) is str) and type(loop[2]) is bool and loop[3:] in ([], ["runs"]))
-        elif field in ("flags", "held", "typed"):
+        elif field in ("flags", "held"):
             _require(type(value) is list)
             for flag in value:
                 _require(type(flag) is list and len(flag) == 2 and type(flag[0]) is str and type(flag[1]) is int)
-        elif field in ("passes", "types"):
+        elif field == "passes":
             _require(type(value) is list)
             for site in value:
                 _require(type(site) is list and len(site) == 3)

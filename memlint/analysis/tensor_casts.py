@@ -3,8 +3,7 @@ so to `x`'s device; `t.type(torch.cuda.FloatTensor)` copies `t` to the current G
 casts to a dtype and keeps `t` where it is.  Evidence: the call as written, its one argument
 resolved through the file's imports (`Context.resolve`), or, for a name the imports do not resolve,
 every binding of it in its scope (`cuda_type_name`: `T = torch.cuda.FloatTensor if x.is_cuda else
-torch.FloatTensor`, the type a run on the accelerator picks); for a parameter, its callers
-(`typed_parameter`: every call passes `x.type()`, the project pass's `typed_parameters`)."""
+torch.FloatTensor`, the type a run on the accelerator picks)."""
 
 from __future__ import annotations
 
@@ -36,31 +35,6 @@ def type_as_argument(call: cst.BaseExpression) -> Optional[cst.BaseExpression]:
     if isinstance(argument, cst.Call) and isinstance(argument.func, cst.Name) and argument.func.value == "type" and len(argument.args) == 1:
         return argument.args[0].value if argument.args[0].keyword is None and not argument.args[0].star else None
     return None
-
-
-def typed_parameter(call: cst.Call, ctx: "Context") -> Optional[cst.Name]:
-    """`p` of `t.type(p)` where `p` is a parameter of the function being visited that it never
-    rebinds and every call of it gives a tensor's type string (`decode(outputs, dtype=x.type())`:
-    the project pass's `typed_parameters`, memlint.analysis.type_arguments): a cast to that
-    tensor's type, and so to its device, as `t.type_as(x)`; the name stands for the tensor."""
-    func = call.func
-    if type(func) is not cst.Attribute or func.attr.value != "type" or len(call.args) != 1:
-        return None
-    argument = call.args[0]
-    function = ctx.function_node
-    key = ctx.function_key
-    if argument.keyword is not None or argument.star or type(argument.value) is not cst.Name or function is None or key is None:
-        return None
-    name = argument.value.value
-    if name not in parameter_names(function) or not ctx.project.tensor_type_parameter(key, name):
-        return None
-    rebound = ctx.memo(("rebinds parameter", name, id(function)), lambda: (function, _rebinds(name, function.body)))[1]  # type: ignore[index]
-    return None if rebound else argument.value
-
-
-def _rebinds(name: str, body: cst.CSTNode) -> bool:
-    """Does anything in `body` (not nested scopes) bind `name`, or declare it `global` / `nonlocal`?"""
-    return any(name in target_names(t) for node in code_descendants(body, skip=SCOPES) for t in bound_by(node, declarations=True))
 
 
 def cuda_type_cast(call: cst.Call, ctx: "Context") -> bool:
@@ -103,13 +77,16 @@ def cuda_type_name(name: str, ctx: "Context") -> bool:
     target, `global`, an unpacking) or value: unknown, False."""
     function = ctx.function_node
     nested = sum(1 for frame in ctx.frames if frame.kind == "function") > 1
-    if function is not None and name in local_names(function):
+    own = ctx.memo(("local names", id(function)), lambda: (function, local_names(function)))[1] if function is not None else ()  # type: ignore[index]
+    if function is not None and name in own:
         if name in parameter_names(function):
             return False
         key = ("cuda type name", name, id(function))
         return bool(ctx.memo(key, lambda: (function, _binds_cuda_type(name, function.body, ctx)))[1])  # type: ignore[index]
     if nested or name in ctx.memo("declared-globals", lambda: declared_global_values(ctx.module)):  # type: ignore[operator]
         return False
+    if ctx.memo("star imports", lambda: any(type(n) is cst.ImportFrom and type(n.names) is cst.ImportStar for n in code_descendants(ctx.module, skip=SCOPES))):
+        return False  # `from config import *` may rebind the name to any type
     return bool(ctx.memo(("cuda type name", name), lambda: _binds_cuda_type(name, ctx.module, ctx)))
 
 
@@ -127,8 +104,52 @@ def _binds_cuda_type(name: str, scope: cst.CSTNode, ctx: "Context") -> bool:
             written = value.evaluated_value if type(value) is cst.SimpleString else ctx.resolve(value)
             if not _legacy_type(written):
                 return False
-            cuda = cuda or _cuda_type(written)
+            cuda = cuda or (_cuda_type(written) and not _arm_never_taken(node.value, value, ctx))  # type: ignore[attr-defined]
     return cuda
+
+
+def _arm_never_taken(choice: cst.BaseExpression, arm: cst.BaseExpression, ctx: "Context") -> bool:
+    """Is `arm`, one alternative of `choice`, the body of a conditional expression whose test is
+    always false (`T if False else U`, `T if USE_CUDA else U` with every module binding of `USE_CUDA`
+    `= False`), or its `else` under an always-true test?"""
+    while type(choice) is cst.IfExp:
+        test = choice.test  # type: ignore[attr-defined]
+        if arm is choice.body or arm in alternatives(choice.body):  # type: ignore[attr-defined]
+            if _constant(test, ctx) is False:
+                return True
+            choice = choice.body  # type: ignore[attr-defined]
+        else:
+            if _constant(test, ctx) is True:
+                return True
+            choice = choice.orelse  # type: ignore[attr-defined]
+    return False
+
+
+def _constant(test: cst.BaseExpression, ctx: "Context") -> Optional[bool]:
+    """`True` / `False` as written, or a module name every binding of which is that literal."""
+    if type(test) is not cst.Name:
+        return None
+    if test.value in ("True", "False"):
+        return test.value == "True"
+    values = ctx.memo(("literal bindings", test.value), lambda: _literal_bindings(test.value, ctx.module))
+    return values[0] if values is not None and len(set(values)) == 1 else None  # type: ignore[index]
+
+
+def _literal_bindings(name: str, module: cst.Module) -> Optional[list]:
+    """The literal True/False values of every binding of `name` in the module's own statements, or
+    None where one is anything else (or a function declares it global)."""
+    if name in declared_global_values(module):
+        return None
+    found = []
+    for node in code_descendants(module, skip=SCOPES):
+        targets = bound_by(node, declarations=True)
+        if not targets or not any(name in target_names(t) for t in targets):
+            continue
+        value = node.value if type(node) is cst.Assign else None  # type: ignore[attr-defined]
+        if type(value) is not cst.Name or value.value not in ("True", "False"):
+            return None
+        found.append(value.value == "True")
+    return found or None
 
 
 def dtype_cast(call: cst.Call, ctx: "Context") -> bool:

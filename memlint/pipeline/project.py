@@ -195,12 +195,6 @@ class FileView:
     # (summaries' `mode`, memlint.analysis.mode_setters); where it has an "eval" one, "name:backprop"
     # for the names it calls of which some method may backpropagate or step (`gan.step_g(loss)`).
     mode_methods: frozenset[str] = frozenset()
-    # Parameters of this file's functions, "function:parameter", that the function casts a tensor to
-    # (`grid.type(dtype)`) and every call of the function the pass resolves gives a tensor's type
-    # string (`self.decode_outputs(outputs, dtype=xin[0].type())`), no call on a receiver of
-    # unknown class reaching it (`Project._typed_parameters`, memlint.analysis.type_arguments):
-    # the cast takes the tensor to that tensor's device, as `.type_as(x)` would.
-    typed_parameters: frozenset[str] = frozenset()
 
     @property
     def digest(self) -> str:
@@ -291,11 +285,6 @@ class FileView:
 
         return unpack(self.gradient_switches), unpack(self.gradient_factories)
 
-    def tensor_type_parameter(self, key: FunctionKey, parameter: str) -> bool:
-        """Does every call of `key` the project pass resolves give its `parameter`, which it casts a
-        tensor to, a tensor's type string (`x.type()`)?  (`typed_parameters`)"""
-        return f"{key_string(key)}:{parameter}" in self.typed_parameters
-
     def flag_left_off(self, key: FunctionKey, parameter: str) -> bool:
         """Does some construction of the class whose `__init__` is `key` that the project pass
         resolves leave its flag `parameter` off (or pass it on from elsewhere)?"""
@@ -312,7 +301,7 @@ class FileView:
                 sorted(self.grad_free_methods), sorted(self.wrapper_classes), sorted(self.flags_on), sorted(self.unsaved_calls),
                 self.unimported, sorted(self.gradient_switches), sorted(self.gradient_factories), sorted(self.imported_modules),
                 sorted(self.gradient_methods), self.other_framework, sorted(self.frozen_parameters), sorted(self.history_through),
-                sorted(self.mode_methods), sorted(self.typed_parameters)]  # fmt: skip
+                sorted(self.mode_methods)]  # fmt: skip
 
     def _star_data(self) -> Optional[list]:
         return None if self.star_torch is None else [list(p) for p in self.star_torch]
@@ -320,12 +309,12 @@ class FileView:
     @classmethod
     def from_data(cls, data: object) -> Optional["FileView"]:
         """The view `to_data` wrote, or None when `data` is not shaped like one (a damaged entry)."""
-        if type(data) is not list or len(data) != 34 or any(type(data[i]) is not bool for i in (8, 16, 24, 29)):
+        if type(data) is not list or len(data) != 33 or any(type(data[i]) is not bool for i in (8, 16, 24, 29)):
             return None
         star = data[9]
         if star is not None and not (type(star) is list and all(type(x) is list and len(x) == 2 and all(type(y) is str for y in x) for x in star)):
             return None
-        sets, pairs = [data[0], data[1], data[4], data[5], data[6], data[7], data[12], data[13], data[15], data[17], data[18], data[19], data[20], data[21], data[22], data[23], data[25], data[26], data[27], data[28], data[30], data[31], data[32], data[33]], [data[2], data[3], data[10], data[11], data[14]]
+        sets, pairs = [data[0], data[1], data[4], data[5], data[6], data[7], data[12], data[13], data[15], data[17], data[18], data[19], data[20], data[21], data[22], data[23], data[25], data[26], data[27], data[28], data[30], data[31], data[32]], [data[2], data[3], data[10], data[11], data[14]]
         if not all(type(s) is list and all(type(x) is str for x in s) for s in sets):
             return None
         if not all(type(p) is list and all(type(x) is list and len(x) == 2 and all(type(y) is str for y in x) for x in p) for p in pairs):
@@ -337,7 +326,7 @@ class FileView:
                    frozenset(data[15]), data[16], frozenset(data[17]), frozenset(data[18]), frozenset(data[19]),
                    frozenset(data[20]), frozenset(data[21]), frozenset(data[22]), frozenset(data[23]), data[24],
                    frozenset(data[25]), frozenset(data[26]), frozenset(data[27]), frozenset(data[28]),
-                   data[29], frozenset(data[30]), frozenset(data[31]), frozenset(data[32]), frozenset(data[33]))  # fmt: skip
+                   data[29], frozenset(data[30]), frozenset(data[31]), frozenset(data[32]))  # fmt: skip
 
 
 EMPTY_VIEW = FileView()
@@ -474,7 +463,6 @@ class Project:
         self._by_path: Optional[dict[str, int]] = None  # path without its suffix -> file (`_beside`)
         self._flag_count_memo: Optional[dict[tuple, tuple[int, dict[str, int]]]] = None  # `_flag_counts`
         self._frozen_memo: Optional[frozenset[tuple]] = None  # `_frozen_parameters`
-        self._typed_memo: Optional[frozenset[tuple]] = None  # `_typed_parameters`
         self._imported: Optional[dict[int, set[str]]] = None  # file -> names others import from it
         self._importers: dict[int, set[int]] = {}  # file -> the files that import it
         self._imported_stems: set[str] = set()  # the last part of every module name and name any file imports
@@ -2131,7 +2119,6 @@ class Project:
             frozen_parameters=frozenset(f"{key}:{name}" for where, key, name in self._frozen_parameters() if where == index),
             history_through=self._through_calls(index) if self.through else frozenset(),
             mode_methods=self._mode_methods_called(index),
-            typed_parameters=frozenset(f"{key}:{name}" for where, key, name in self._typed_parameters() if where == index),
         )
 
     def _frozen_parameters(self) -> frozenset[tuple]:
@@ -2157,34 +2144,6 @@ class Project:
                     grown = True
         self._frozen_memo = frozenset(found)
         return self._frozen_memo
-
-    def _typed_parameters(self) -> frozenset[tuple]:
-        """(file, key, parameter) of functions whose `typed` parameter (one they cast a tensor to)
-        every call site the project resolves (one at least) gives a tensor's type string (summaries'
-        `types`: `x.type()`), where no call on a receiver of unknown class (`may`) nor on a model
-        of unknown class (`model.decode(...)`) may reach the function.  Computed once, for every
-        file."""
-        if self._typed_memo is not None:
-            return self._typed_memo
-        wanted = [((file.index, key), name, position) for file, key, record in self._functions() for name, position in record.get("typed", ())]
-        found: set[tuple] = set()
-        if wanted:
-            given: dict[tuple, list] = {}  # callee -> (positions, keywords) of each call that passes a type
-            for file, key, record in self._functions():
-                for ref, positions, keywords in record.get("types", ()):
-                    callee = self.resolve(file.index, key, ref)
-                    if callee is not None:
-                        given.setdefault(callee, []).append((positions, keywords))
-            models = {site.callee for sites in self._model_outgoing.values() for site in sites}
-            for function, name, position in wanted:
-                sites = self._incoming.get(function, ())
-                if not sites or self._may_incoming.get(function) or function in models:
-                    continue
-                passing = sum(1 for positions, keywords in given.get(function, ()) if name in keywords or (position >= 0 and position in positions))
-                if passing == len(sites):
-                    found.add((*function, name))
-        self._typed_memo = frozenset(found)
-        return self._typed_memo
 
     def _hands_frozen(self, site: _Site, name: str, position: int, found: set[tuple]) -> bool:
         """Does the call `site` hand its callee's parameter (`name` at `position`) a frozen model,

@@ -22,7 +22,7 @@ from memlint.analysis.walk import code_descendants
 from memlint.analysis.project_facts import moved_argument
 from memlint.analysis.tables import LEGACY_SIZED_CONSTRUCTORS, PER_BATCH_HOOKS
 from memlint.analysis.tuple_returns import raising_tuple_read
-from memlint.analysis.tensor_casts import cuda_type_cast, moving_casts_under, type_as_argument, typed_parameter
+from memlint.analysis.tensor_casts import cuda_type_cast, moving_casts_under, type_as_argument
 from memlint.diagnostics import Severity
 from memlint.pipeline.text import shorten
 from memlint.rule import MARIMO_STAND_IN, Harness, Invalid, Rule, Valid
@@ -205,9 +205,8 @@ class HostThenDevice(Rule):
     never rebound nor handed on, then `torch.zeros(1, 1).type_as(src)`: a dtype cast, nothing moves). A cast to an
     accelerator's legacy type, `.type(torch.cuda.FloatTensor)`, is a move to the current GPU (no fix), also through a
     name every binding of which is one of torch's tensor types, some a `torch.cuda` one (`Floats = torch.cuda.FloatTensor if x.is_cuda
-    else torch.FloatTensor`, the type a run on the accelerator picks; not a name that may hold a dtype or a host type only); and
-    `.type(dtype)` of a parameter every call of the function gives a tensor's type string (`self.decode(out, dtype=x.type())`:
-    the project pass's `typed_parameters`) is a cast to `x`'s type, as `.type_as(x)`. Code behind an `if` in a loop or a per-step
+    else torch.FloatTensor`, the type a run on the accelerator picks; not a name that may hold a dtype or a host type only,
+    nor a parameter: `x.type()` may be a host tensor's type). Code behind an `if` in a loop or a per-step
     function is not reported, unless the `if` only asks whether the accelerator is used
     (`if torch.cuda.is_available():`, `if self.cuda:`, `if use_gpu:`) or chooses among the run's
     configured alternatives (`if args.loss == "hinge":`, its `elif` and `else`: the configuration
@@ -1582,21 +1581,6 @@ class Decoder(nn.Module):
 """,
             line=6,
             column=16,
-        ),
-        Invalid(  # every caller passes the input's type string: the cast takes the host grid to the input's device
-            """
-import torch
-import torch.nn as nn
-class Head(nn.Module):
-    def forward(self, feats):
-        out = feats[0].flatten(2)
-        return self.decode(out, dtype=feats[0].type())
-    def decode(self, out, dtype):
-        offsets = torch.arange(out.size(-1)).view(1, 1, -1).type(dtype)
-        return out + offsets
-""",
-            line=8,
-            column=19,
         ),
         Invalid(  # a module-level type chosen by the run's device, read in the training loop
             """
@@ -4509,6 +4493,43 @@ def demo(model):
     ]
 
     VALID += [
+        Valid(  # the accelerator's arm is never taken (its test is a module flag only ever False): a host cast
+            """
+import torch
+import torch.nn as nn
+USE_CUDA = False
+Floats = torch.cuda.FloatTensor if USE_CUDA else torch.FloatTensor
+class Grid(nn.Module):
+    def forward(self, x):
+        grid = torch.linspace(0, 1, x.size(-1)).type(Floats)
+        return x + grid
+"""
+        ),
+        Valid(  # a star import after the choice may rebind the type name: which type it holds is unknown
+            """
+import torch
+import torch.nn as nn
+Floats = torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTensor
+from settings import *
+class Grid(nn.Module):
+    def forward(self, x):
+        grid = torch.linspace(0, 1, x.size(-1)).type(Floats)
+        return x + grid
+"""
+        ),
+        Valid(  # the type string of a tensor the caller holds on the host: `.type(dtype)` of a parameter is not taken for a move
+            """
+import torch
+import torch.nn as nn
+class Head(nn.Module):
+    def forward(self, x):
+        lengths = torch.zeros(x.size(0))
+        return self.decode(x, lengths.type())
+    def decode(self, out, dtype):
+        offsets = torch.arange(out.size(-1)).type(dtype)
+        return out + offsets
+"""
+        ),
         Valid(  # every type the local may hold is a host type: the cast changes the dtype, nothing moves
             """
 import torch
@@ -4800,12 +4821,11 @@ def smooth(model, loader, optimizer, values):
 
     def _moved_by_helper(self, call: cst.Call) -> Optional[cst.BaseExpression]:
         """What `call` moves besides `.cuda()` / `.to()` / `.type_as()`: a project helper's argument, or
-        the receiver of a cast to an accelerator's type (`z.type(torch.cuda.FloatTensor)`) or to a
-        parameter every caller gives a tensor's type (`z.type(dtype)`, `typed_parameter`)."""
+        the receiver of a cast to an accelerator's type (`z.type(torch.cuda.FloatTensor)`)."""
         found = moved_argument(call, self.ctx)
         if found is not None:
             return found[0]
-        if cuda_type_cast(call, self.ctx) or typed_parameter(call, self.ctx) is not None:
+        if cuda_type_cast(call, self.ctx):
             return call.func.value  # type: ignore[attr-defined]
         return None
 
@@ -4824,8 +4844,6 @@ def smooth(model, loader, optimizer, values):
         func = node.func
         helper = None
         type_as = type_as_argument(node)
-        if type_as is None:
-            type_as = typed_parameter(node, ctx)  # `grid.type(dtype)`, every caller passing `x.type()`: `x`'s type and device
         if isinstance(func, cst.Attribute) and func.attr.value in ("cuda", "to"):
             moved = func.value
             self._cast_before_move.update(map(id, moving_casts_under(moved)))
