@@ -371,7 +371,7 @@ def test_a_context_manager_the_caller_hands_in_is_of_unknown_precision() -> None
 
     class Asker:
         def visit_WithItem(self, node: cst.WithItem) -> None:
-            answers.append((module.code_for_node(node.item), precision_api.caller_chosen_context(node, ctx)))
+            answers.append((module.code_for_node(node.item), handed_contexts.handed_context(node, ctx) is not None))
 
     Traversal(ctx, [Asker()]).walk(module)  # type: ignore[list-item]
     # a parameter of the function around it (the enclosing one's, for a nested function that has not bound

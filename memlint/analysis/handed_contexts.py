@@ -100,7 +100,8 @@ def handed_context(item: cst.WithItem, ctx: "Context") -> Optional[Handed]:
         if name in frame.params:
             if frame.kind != "function" or type(frame.node) is not cst.FunctionDef:
                 return None
-            if _rebound(frame.node, name):  # type: ignore[arg-type]
+            function = frame.node
+            if ctx.memo(("rebinds handed", id(function), name), lambda: (function, _rebound(function, name)))[1]:  # type: ignore[arg-type,index]
                 return None
             return Handed(frame.node, frame.key, name)  # type: ignore[arg-type]
         if name in frame.names:

@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 
-from memlint.analysis.handed_contexts import handed_context
 from memlint.analysis.tables import ADAM_CLASSES, RETAIN_GRAPH_KEYWORDS
 
 if TYPE_CHECKING:
@@ -182,13 +181,6 @@ def mixed_precision_call(call: cst.Call, ctx: "Context") -> bool:
         return True
     # of apex's modules, only the calls that change precision (not `to_python_float(loss)`)
     return qualified is not None and qualified.startswith(MASTER_WEIGHT_MODULES) and qualified.rsplit(".", 1)[-1] in APEX_PRECISION_CALLS
-
-
-def caller_chosen_context(item: cst.WithItem, ctx: "Context") -> bool:
-    """Whether the `with` item enters a context manager its function is handed and keeps
-    (`with amp_autocast():` of a parameter; memlint.analysis.handed_contexts): what its body runs
-    is at a precision not known here, unless the file's callers all hand a plain one."""
-    return handed_context(item, ctx) is not None
 
 
 def _framework_object(receiver: cst.BaseExpression, ctx: "Context") -> bool:

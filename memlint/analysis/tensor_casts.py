@@ -13,6 +13,7 @@ import libcst as cst
 
 from memlint.analysis.bindings import SCOPES, alternatives, bound_by, declared_global_values, local_names, parameter_names
 from memlint.analysis.bindings import target_names
+from memlint.analysis.constants import literal_bool
 from memlint.analysis.walk import code_descendants
 
 if TYPE_CHECKING:
@@ -129,26 +130,26 @@ def _constant(test: cst.BaseExpression, ctx: "Context") -> Optional[bool]:
     """`True` / `False` as written, or a module name every binding of which is that literal."""
     if type(test) is not cst.Name:
         return None
-    if test.value in ("True", "False"):
-        return test.value == "True"
-    values = ctx.memo(("literal bindings", test.value), lambda: _literal_bindings(test.value, ctx.module))
+    if literal_bool(test) is not None:
+        return literal_bool(test)
+    values = ctx.memo(("literal bindings", test.value), lambda: _literal_bindings(test.value, ctx))
     return values[0] if values is not None and len(set(values)) == 1 else None  # type: ignore[index]
 
 
-def _literal_bindings(name: str, module: cst.Module) -> Optional[list]:
+def _literal_bindings(name: str, ctx: "Context") -> Optional[list]:
     """The literal True/False values of every binding of `name` in the module's own statements, or
     None where one is anything else (or a function declares it global)."""
-    if name in declared_global_values(module):
+    if name in ctx.memo("declared-globals", lambda: declared_global_values(ctx.module)):  # type: ignore[operator]
         return None
     found = []
-    for node in code_descendants(module, skip=SCOPES):
+    for node in code_descendants(ctx.module, skip=SCOPES):
         targets = bound_by(node, declarations=True)
         if not targets or not any(name in target_names(t) for t in targets):
             continue
-        value = node.value if type(node) is cst.Assign else None  # type: ignore[attr-defined]
-        if type(value) is not cst.Name or value.value not in ("True", "False"):
+        value = literal_bool(node.value) if type(node) is cst.Assign else None  # type: ignore[attr-defined]
+        if value is None:
             return None
-        found.append(value.value == "True")
+        found.append(value)
     return found or None
 
 
