@@ -434,10 +434,7 @@ def _docstring_or_super_init(statement: cst.CSTNode) -> bool:
     value = small.value
     if type(value) in (cst.SimpleString, cst.ConcatenatedString):
         return True
-    if type(value) is not cst.Call or value.args or type(value.func) is not cst.Attribute or value.func.attr.value != "__init__":  # type: ignore[attr-defined]
-        return False
-    receiver = value.func.value  # type: ignore[attr-defined]
-    return type(receiver) is cst.Call and type(receiver.func) is cst.Name and receiver.func.value == "super"  # type: ignore[attr-defined]
+    return type(value) is cst.Call and not value.args and _super_init(value)  # type: ignore[attr-defined]
 
 
 def _literal_flags(init: cst.FunctionDef, built: cst.Call) -> Optional[dict[str, bool]]:
