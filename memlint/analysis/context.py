@@ -47,12 +47,11 @@ class GradMode(enum.Enum):
 class Binding:
     value: Value
     qualified: Optional[str] = None  # what an import or an alias of one refers to: "torch.nn"
-    # Bound by assigning another name (`amp_cm = torch.cuda.amp.autocast`), not by an import: the
-    # name `qualified` is written at that assignment, and a use of this one only repeats it.
-    assigned: bool = False
-    # The expressions it was assigned from (`torch.cuda.amp.autocast` of the assignment above; every
-    # `global` binding's value): a rule that reports the name where it is written asks whether it
-    # reported these before it treats a use of the alias as already reported.
+    # Where it was bound by assigning another name (`amp_cm = torch.cuda.amp.autocast`), not by an
+    # import (then empty), the expressions it was assigned from (that `torch.cuda.amp.autocast`;
+    # every `global` binding's value): the name `qualified` is written there, and a use of this one
+    # only repeats it.  A rule that reports the name where it is written asks whether it reported
+    # these before it treats a use of the alias as already reported.
     written_at: tuple[cst.BaseExpression, ...] = ()
 
 
@@ -360,7 +359,7 @@ class Context:
         if type(expr) is not cst.Name:
             return False
         binding = self._lookup(expr.value)  # type: ignore[attr-defined]
-        return binding is not None and binding.assigned and binding.qualified is not None
+        return binding is not None and bool(binding.written_at) and binding.qualified is not None
 
     def value_of(self, expr: cst.BaseExpression) -> Value:
         return values.evaluate(expr, self)
@@ -727,7 +726,7 @@ class Context:
                 if existing is not None and existing.qualified is not None:
                     continue  # `except ImportError: F = None` keeps the import for the analysis
             if alias is not None and type(target.target) is cst.Name:
-                self._bind(target.target.value, Binding(values.OTHER, qualified=alias, assigned=True, written_at=(node.value,)))
+                self._bind(target.target.value, Binding(values.OTHER, qualified=alias, written_at=(node.value,)))
                 continue
             pairs = element_pairs(target.target, node.value)
             if pairs is not None:  # `running_loss, seen = 0.0, 0`: each name gets its own value
@@ -854,7 +853,7 @@ class Context:
                     new = values.tensor(True, scalar=evidence.scalar)
             binding = self.frame.names.get(name)
             self.frame.names[name] = Binding(
-                new, binding.qualified if binding else None, bool(binding and binding.assigned), binding.written_at if binding else (),
+                new, binding.qualified if binding else None, binding.written_at if binding else (),
             )
 
     # ------------------------------------------------------------------ helpers
@@ -894,7 +893,7 @@ class Context:
         qualified = {self._imported_name(value) for value in bound}
         if len(qualified) != 1 or None in qualified:
             return None
-        return Binding(values.OTHER, qualified=qualified.pop(), assigned=True, written_at=tuple(bound))
+        return Binding(values.OTHER, qualified=qualified.pop(), written_at=tuple(bound))
 
     def _imported_name(self, expr: cst.BaseExpression) -> Optional[str]:
         """What the module's own imports make of `expr` (`nn.BatchNorm2d` -> "torch.nn.BatchNorm2d"),
