@@ -8,7 +8,7 @@ from typing import Optional, Union
 import libcst as cst
 
 from memlint.analysis.call_edits import attribute_chain, positional_to_keywords, prepend_argument
-from memlint.analysis.precision_api import DEPRECATED_AMP
+from memlint.analysis.precision_api import AUTOCAST, DEPRECATED_AMP, GRAD_SCALERS
 from memlint.analysis.versions import is_version_check
 from memlint.diagnostics import Applicability, Severity
 from memlint.rule import Harness, Invalid, NodeFix, Rule, Valid
@@ -454,7 +454,7 @@ def run(model, x):
             old = self.ctx.resolve(node.value)
             if old in DEPRECATED_AMP and self._compatibility_fallback():
                 self._fallbacks.append((scope, name, node.value))
-            elif old is not None and old.startswith("torch.") and old not in DEPRECATED_AMP and old.rpartition(".")[2] in _AMP_CLASSES:
+            elif old in (AUTOCAST | GRAD_SCALERS) and old not in DEPRECATED_AMP:
                 self._current_api.add((scope, name))  # `amp_cm = torch.amp.autocast`
 
     def visit_Return(self, node: cst.Return) -> None:
@@ -658,9 +658,6 @@ def _all_names(module: cst.Module) -> frozenset[str]:
 
 def _is_all(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, cst.Name) and expr.value == "__all__"
-
-
-_AMP_CLASSES = frozenset({"autocast", "GradScaler"})
 
 
 def _repeats(alias_of: tuple[cst.BaseExpression, ...], reported: set[int]) -> bool:
