@@ -28,6 +28,7 @@ from memlint.analysis.activations import inplace_argument
 from memlint.analysis.bindings import bound_by, erring_names
 from memlint.analysis.inventory import single_module_classes, torch_nn_name
 from memlint.analysis.producers import producers_before
+from memlint.analysis.reaching import only_harmless_reads
 from memlint.analysis.saved import makes_fresh_tensor
 from memlint.analysis.tables import FRESH_OUTPUT_LAYERS, INPLACE_FUNCTIONS, KEEPS_INPUT_ONLY
 from memlint.analysis.walk import code_children, code_descendants
@@ -249,7 +250,7 @@ def _fresh_name(ctx: "Context", body: list, at: int, name: str) -> bool:
     `name = <fresh>` and after that read only by returns and asserts?"""
     last: Optional[int] = None
     for index, statement in enumerate(body):
-        if _adds_in_place(statement, name):
+        if _adds_in_place(ctx, statement, name):
             continue  # `x = x.add_(b)`: the same tensor, changed by an op that keeps nothing of it
         for node in code_descendants(statement, skip=_NESTED):
             if type(node) in (cst.AugAssign, cst.AnnAssign, cst.For, cst.NamedExpr, cst.WithItem, cst.Del):
@@ -270,7 +271,7 @@ def _fresh_name(ctx: "Context", body: list, at: int, name: str) -> bool:
     if not _fresh_expression(ctx, value):
         return False
     for statement in body[last + 1:]:
-        if _adds_in_place(statement, name):
+        if _adds_in_place(ctx, statement, name):
             continue
         for node, inside in _reads(statement):
             if type(node) is cst.Name and node.value == name and not inside:  # type: ignore[attr-defined]
@@ -283,28 +284,26 @@ def _fresh_name(ctx: "Context", body: list, at: int, name: str) -> bool:
 # w.t()`, `y = y.add_(b)`, then `F.silu(y, inplace=True)` gives the out-of-place gradients).
 _IN_PLACE_SUMS = frozenset({"add_", "sub_"})
 _IN_PLACE_OPERATORS = (cst.AddAssign, cst.SubtractAssign)
-# What an expression may read of the tensor and keep nothing of it: its metadata.
-_METADATA = frozenset({"dtype", "device", "shape", "ndim", "size", "dim"})
 
 
-def _adds_in_place(statement: cst.CSTNode, name: str) -> bool:
+def _adds_in_place(ctx: "Context", statement: cst.CSTNode, name: str) -> bool:
     """A top-level statement of `forward` that only adds to the tensor `name` holds in place: a line
     `name = name.add_(b)` / `name.add_(b)` / `name += b` / `name -= b` (`sub_` too), or an `if`
     with no `elif` / `else` whose body holds only such lines (`if self.bias is not None: x =
     x.add_(self.bias.to(x.dtype))`: edm's `Linear`); `b` and the test may read `name`'s metadata
     only (`x.dtype`)."""
     if type(statement) is cst.If:
-        if statement.orelse is not None or not _metadata_only(statement.test, name):  # type: ignore[attr-defined]
+        if statement.orelse is not None or not only_harmless_reads(statement.test, name, ctx):  # type: ignore[attr-defined]
             return False
         lines = statement.body.body  # type: ignore[attr-defined]
-        return bool(lines) and all(_adds_in_place(line, name) for line in lines)
+        return bool(lines) and all(_adds_in_place(ctx, line, name) for line in lines)
     if type(statement) is not cst.SimpleStatementLine or len(statement.body) != 1:  # type: ignore[attr-defined]
         return False
     small = statement.body[0]  # type: ignore[attr-defined]
     if type(small) is cst.AugAssign:
         return (
             type(small.operator) in _IN_PLACE_OPERATORS and type(small.target) is cst.Name
-            and small.target.value == name and _metadata_only(small.value, name)
+            and small.target.value == name and only_harmless_reads(small.value, name, ctx)
         )  # fmt: skip
     if type(small) is cst.Assign:
         if len(small.targets) != 1 or type(small.targets[0].target) is not cst.Name or small.targets[0].target.value != name:
@@ -317,19 +316,7 @@ def _adds_in_place(statement: cst.CSTNode, name: str) -> bool:
     if type(call) is not cst.Call or type(call.func) is not cst.Attribute or call.func.attr.value not in _IN_PLACE_SUMS:
         return False
     receiver = call.func.value
-    return type(receiver) is cst.Name and receiver.value == name and all(_metadata_only(a.value, name) for a in call.args)
-
-
-def _metadata_only(expr: cst.BaseExpression, name: str) -> bool:
-    """Does `expr` read `name` only for its metadata (`x.dtype`, `x.size(1)`)?"""
-    mentions = sum(1 for n in (expr, *code_descendants(expr)) if type(n) is cst.Name and n.value == name)
-    if not mentions:
-        return True
-    metadata = sum(
-        1 for n in (expr, *code_descendants(expr))
-        if type(n) is cst.Attribute and type(n.value) is cst.Name and n.value.value == name and n.attr.value in _METADATA
-    )  # fmt: skip
-    return mentions == metadata
+    return type(receiver) is cst.Name and receiver.value == name and all(only_harmless_reads(a.value, name, ctx) for a in call.args)
 
 
 def _reads(statement: cst.CSTNode):

@@ -71,13 +71,13 @@ def reaching_binding(function: cst.FunctionDef, statement: cst.CSTNode, name: st
                 found = _bound_under_same_test(earlier, guards, name, function, ctx)
                 if found is not _NOT_BOUND:
                     return found  # type: ignore[return-value]
-            if not _only_harmless_reads(earlier, name, ctx):
+            if not only_harmless_reads(earlier, name, ctx):
                 return None
         if branch is None:
             return None  # the function's own body: the name is not bound in it before
         if type(branch.owner) is not cst.If:
             return None  # a loop, `with` or `try`: not followed
-        if not all(_only_harmless_reads(test, name, ctx) for test in branch.tests):
+        if not all(only_harmless_reads(test, name, ctx) for test in branch.tests):
             return None
         if branch.guard is not None:
             key = condition_key(branch.guard)
@@ -105,7 +105,7 @@ def _bound_under_same_test(statement: cst.If, guards: list, name: str, function:
         value = bound_value(line, name)
         if value is not None:
             return Reaching(value, line) if stable_test(key, function, ctx) else None
-        if not _only_harmless_reads(line, name, ctx):
+        if not only_harmless_reads(line, name, ctx):
             return None
     return _NOT_BOUND
 
@@ -154,10 +154,11 @@ def _blocks(statement: cst.CSTNode):
         yield _Branch(statement, (), None), statement.body  # type: ignore[attr-defined]
 
 
-def _only_harmless_reads(node: cst.CSTNode, name: str, ctx: "Context") -> bool:
-    """Does every mention of `name` in `node` read it in a way that keeps no reference to it?"""
+def only_harmless_reads(node: cst.CSTNode, name: str, ctx: "Context") -> bool:
+    """Does every mention of `name` in `node` (or `node` itself) read it in a way that keeps no
+    reference to it: its metadata (`x.dtype`, `x.size(1)`) or a finiteness test (`torch.isnan(x)`)?"""
     mentions = harmless = 0
-    for child in code_descendants(node):
+    for child in (node, *code_descendants(node)):
         kind = type(child)
         if kind is cst.Name and child.value == name:  # type: ignore[attr-defined]
             mentions += 1
@@ -166,8 +167,6 @@ def _only_harmless_reads(node: cst.CSTNode, name: str, ctx: "Context") -> bool:
         elif kind is cst.Call and len(child.args) == 1 and _is_name(child.args[0].value, name):  # type: ignore[attr-defined]
             if ctx.resolve(child.func) in _TESTS:  # type: ignore[attr-defined]
                 harmless += 1
-    if type(node) is cst.Name and node.value == name:  # type: ignore[attr-defined]
-        mentions += 1
     return mentions == harmless
 
 
