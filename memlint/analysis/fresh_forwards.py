@@ -290,8 +290,8 @@ def _adds_in_place(ctx: "Context", statement: cst.CSTNode, name: str) -> bool:
     """A top-level statement of `forward` that only adds to the tensor `name` holds in place: a line
     `name = name.add_(b)` / `name.add_(b)` / `name += b` / `name -= b` (`sub_` too), or an `if`
     with no `elif` / `else` whose body holds only such lines (`if self.bias is not None: x =
-    x.add_(self.bias.to(x.dtype))`: edm's `Linear`); `b` and the test may read `name`'s metadata
-    only (`x.dtype`)."""
+    x.add_(self.bias.to(x.dtype))`: edm's `Linear`); `b` and the test may read `name` only as
+    reaching.only_harmless_reads allows (`x.dtype`)."""
     if type(statement) is cst.If:
         if statement.orelse is not None or not only_harmless_reads(statement.test, name, ctx):  # type: ignore[attr-defined]
             return False
